@@ -1,0 +1,127 @@
+// Package config reads Knobs' settings from the environment, once, into a
+// validated struct.
+package config
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/url"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+)
+
+// Config is every setting Knobs reads from its environment.
+type Config struct {
+	Addr            string
+	DBPath          string
+	Secret          string // "" means: generate one and keep it in the database
+	SecureCookies   bool
+	CerebrasKey     string
+	CerebrasBaseURL string
+	XAIKey          string
+	XAIBaseURL      string
+}
+
+// variable documents one environment variable for `knobs -h` and README.
+type variable struct {
+	name, def, doc string
+	set            func(*Config, string) error
+}
+
+var variables = []variable{
+	{"KNOBS_ADDR", "127.0.0.1:8080", "address to listen on (host:port)", func(c *Config, v string) error {
+		if _, _, err := net.SplitHostPort(v); err != nil {
+			return fmt.Errorf("want host:port, such as 127.0.0.1:8080 or :8080")
+		}
+		c.Addr = v
+		return nil
+	}},
+	{"KNOBS_DB", "./knobs.db", "path of the SQLite database file", func(c *Config, v string) error {
+		if strings.TrimSpace(v) == "" {
+			return errors.New("must not be empty")
+		}
+		c.DBPath = v
+		return nil
+	}},
+	{"KNOBS_SECRET", "", "signs sessions and encrypts stored keys (at least 32 characters); generated and kept in the database when unset", func(c *Config, v string) error {
+		if v != "" && len(v) < 32 {
+			return fmt.Errorf("must be at least 32 characters (it has %d)", len(v))
+		}
+		c.Secret = v
+		return nil
+	}},
+	{"KNOBS_SECURE_COOKIES", "false", "mark the session cookie Secure (set true behind TLS)", func(c *Config, v string) error {
+		b, err := strconv.ParseBool(v)
+		if err != nil {
+			return fmt.Errorf("want true or false, not %q", v)
+		}
+		c.SecureCookies = b
+		return nil
+	}},
+	{"CEREBRAS_API_KEY", "", "Cerebras API key used when neither the user nor the team set one", func(c *Config, v string) error {
+		c.CerebrasKey = strings.TrimSpace(v)
+		return nil
+	}},
+	{"CEREBRAS_BASE_URL", "https://api.cerebras.ai", "Cerebras API base URL", func(c *Config, v string) error {
+		u, err := BaseURL(v)
+		c.CerebrasBaseURL = u
+		return err
+	}},
+	{"XAI_API_KEY", "", "xAI API key used when neither the user nor the team set one", func(c *Config, v string) error {
+		c.XAIKey = strings.TrimSpace(v)
+		return nil
+	}},
+	{"XAI_BASE_URL", "https://api.x.ai", "xAI API base URL", func(c *Config, v string) error {
+		u, err := BaseURL(v)
+		c.XAIBaseURL = u
+		return err
+	}},
+}
+
+// Load reads every variable through getenv; the first wrong value stops it
+// with an error naming the variable.
+func Load(getenv func(string) string) (Config, error) {
+	var c Config
+	for _, v := range variables {
+		val := getenv(v.name)
+		if val == "" {
+			val = v.def
+		}
+		if err := v.set(&c, val); err != nil {
+			return Config{}, fmt.Errorf("config: %s: %w", v.name, err)
+		}
+	}
+	return c, nil
+}
+
+// Usage writes the list of variables, their defaults and meaning.
+func Usage(w io.Writer) {
+	fmt.Fprintln(w, "Usage: knobs\n\nKnobs is configured through its environment:")
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	for _, v := range variables {
+		def := v.def
+		if def == "" {
+			def = "(unset)"
+		}
+		fmt.Fprintf(tw, "  %s\t%s\t%s\n", v.name, def, v.doc)
+	}
+	tw.Flush()
+}
+
+// BaseURL checks an http(s) base URL and returns it without a trailing
+// slash or /v1, since clients append /v1/... themselves.
+func BaseURL(v string) (string, error) {
+	u, err := url.Parse(strings.TrimSpace(v))
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return "", fmt.Errorf("want an http or https URL, such as https://api.example.com, not %q", v)
+	}
+	if u.User != nil {
+		return "", errors.New("must not carry a user name or password")
+	}
+	s := strings.TrimRight(u.String(), "/")
+	s = strings.TrimSuffix(s, "/v1")
+	return s, nil
+}

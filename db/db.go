@@ -1,0 +1,90 @@
+// Package db is the Store: all of Knobs' SQL, over one SQLite file.
+//
+// SQLite is opened twice on the same file, as STACK-NOTES.md measured:
+// a writer with a single connection whose transactions are BEGIN
+// IMMEDIATE, so two writers never deadlock into SQLITE_BUSY, and a
+// query-only reader pool for everything else.
+//
+// Not found: a method that loads one row returns ErrNotFound when there
+// is no such row or it belongs to someone else; handlers turn it into 404.
+package db
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"net/url"
+	"runtime"
+
+	_ "modernc.org/sqlite" // the pure-Go driver, so CGO_ENABLED=0 builds work
+)
+
+// ErrNotFound is returned when a row does not exist or is not the caller's.
+var ErrNotFound = errors.New("db: not found")
+
+// Store owns every SQL statement of Knobs.
+type Store struct {
+	w *sql.DB // one connection, immediate transactions
+	r *sql.DB // read-only pool
+}
+
+// Open opens (creating if needed) the SQLite file at path and brings its
+// schema up to date.
+func Open(ctx context.Context, path string) (*Store, error) {
+	pragmas := "_pragma=busy_timeout(5000)&_pragma=journal_mode(WAL)&_pragma=foreign_keys(1)&_pragma=synchronous(NORMAL)"
+	file := "file:" + (&url.URL{Path: path}).EscapedPath()
+	w, err := sql.Open("sqlite", file+"?"+pragmas+"&_txlock=immediate")
+	if err != nil {
+		return nil, fmt.Errorf("db: unable to open %s: %w", path, err)
+	}
+	w.SetMaxOpenConns(1)
+	w.SetConnMaxLifetime(0)
+	w.SetConnMaxIdleTime(0)
+	if err := w.PingContext(ctx); err != nil {
+		w.Close()
+		return nil, fmt.Errorf("db: unable to open %s: %w", path, err)
+	}
+	s := &Store{w: w}
+	if err := s.migrate(ctx); err != nil {
+		w.Close()
+		return nil, err
+	}
+	// The reader opens after migration so that the file and WAL exist.
+	r, err := sql.Open("sqlite", file+"?"+pragmas+"&_pragma=query_only(1)")
+	if err != nil {
+		w.Close()
+		return nil, fmt.Errorf("db: unable to open reader on %s: %w", path, err)
+	}
+	r.SetMaxOpenConns(max(4, runtime.NumCPU()*2))
+	r.SetMaxIdleConns(max(4, runtime.NumCPU()*2))
+	s.r = r
+	return s, nil
+}
+
+// Close closes both pools.
+func (s *Store) Close() error {
+	return errors.Join(s.r.Close(), s.w.Close())
+}
+
+// Ping reports whether the database answers a query, for /healthz.
+func (s *Store) Ping(ctx context.Context) error {
+	var one int
+	if err := s.r.QueryRowContext(ctx, "SELECT 1").Scan(&one); err != nil {
+		return fmt.Errorf("db: unable to ping: %w", err)
+	}
+	return nil
+}
+
+// tx runs fn in one immediate write transaction.
+func (s *Store) tx(ctx context.Context, fn func(*sql.Tx) error) error {
+	tx, err := s.w.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	if err := fn(tx); err != nil {
+		tx.Rollback()
+		return err
+	}
+	return tx.Commit()
+}

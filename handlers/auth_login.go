@@ -1,0 +1,85 @@
+package handlers
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"strings"
+
+	"github.com/gofiber/fiber/v2"
+	"golang.org/x/crypto/bcrypt"
+
+	"knobs/db"
+	"knobs/views"
+	"knobs/web/session"
+)
+
+// dummyHash is compared against when the username is unknown, so that a
+// wrong name takes as long as a wrong password and names cannot be probed.
+var dummyHash, _ = bcrypt.GenerateFromPassword([]byte("knobs-dummy-password"), bcrypt.MinCost)
+
+// ShowLoginPage renders the sign-in form.
+func (h *Handler) ShowLoginPage(c *fiber.Ctx) error {
+	if _, ok := CurrentUser(c); ok {
+		return c.Redirect("/", fiber.StatusSeeOther)
+	}
+	n, err := h.store.CountUsers(ctx(c))
+	if err != nil {
+		return err
+	}
+	return Render(c, fiber.StatusOK, views.LoginPage(views.LoginForm{
+		Page:    h.page(c, "Sign in", ""),
+		Next:    safeNext(c.Query("next")),
+		NoUsers: n == 0,
+	}))
+}
+
+// Login checks a username and password, limiting failures per account and
+// per client address.
+func (h *Handler) Login(c *fiber.Ctx) error {
+	username := strings.TrimSpace(c.FormValue("username"))
+	password := c.FormValue("password")
+	form := views.LoginForm{Page: h.page(c, "Sign in", ""), Username: username, Next: safeNext(c.FormValue("next"))}
+	if len(username) > maxUsername || len(password) > maxPassword || username == "" || password == "" {
+		form.Username = ""
+		form.Error = "Enter your username and password."
+		return Render(c, fiber.StatusUnprocessableEntity, views.LoginPage(form))
+	}
+	accountKey, addrKey := "user:"+strings.ToLower(username), "addr:"+c.IP()
+	for _, k := range []string{accountKey, addrKey} {
+		if blocked, wait := h.logins.Blocked(k); blocked {
+			form.Error = fmt.Sprintf("Too many failed sign-in attempts. Try again in %d minutes.", int(math.Ceil(wait.Minutes())))
+			return Render(c, fiber.StatusTooManyRequests, views.LoginPage(form))
+		}
+	}
+	u, err := h.store.UserByName(ctx(c), username)
+	hash := dummyHash
+	if err == nil {
+		hash = []byte(u.PasswordHash)
+	} else if !errors.Is(err, db.ErrNotFound) {
+		return err
+	}
+	if bcrypt.CompareHashAndPassword(hash, []byte(password)) != nil || err != nil {
+		h.logins.Fail(accountKey, addrKey)
+		h.log.Info("sign-in failed", "username", username, "addr", c.IP())
+		form.Error = "Wrong username or password."
+		return Render(c, fiber.StatusUnauthorized, views.LoginPage(form))
+	}
+	h.logins.Reset(accountKey)
+	session.From(c).SignIn(u.ID)
+	return c.Redirect(form.Next, fiber.StatusSeeOther)
+}
+
+// Logout signs the user out.
+func (h *Handler) Logout(c *fiber.Ctx) error {
+	session.From(c).SignOut()
+	return c.Redirect("/login", fiber.StatusSeeOther)
+}
+
+// safeNext keeps a redirect target on this site: a local path, or "/".
+func safeNext(next string) string {
+	if !strings.HasPrefix(next, "/") || strings.HasPrefix(next, "//") || strings.HasPrefix(next, "/\\") {
+		return "/"
+	}
+	return next
+}

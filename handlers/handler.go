@@ -1,0 +1,131 @@
+// Package handlers has one file per action of Knobs' web surface. Each
+// handler runs straight through: load, validate, render or redirect.
+package handlers
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"net/url"
+	"strings"
+
+	"github.com/a-h/templ"
+	"github.com/gofiber/fiber/v2"
+	"golang.org/x/crypto/bcrypt"
+
+	"knobs/config"
+	"knobs/db"
+	"knobs/vault"
+	"knobs/views"
+	"knobs/web/session"
+)
+
+// Handler holds what every action needs.
+type Handler struct {
+	store      *db.Store
+	box        *vault.Box
+	cfg        config.Config
+	log        *slog.Logger
+	logins     *Limiter
+	bcryptCost int
+}
+
+// Options are the Handler's dependencies.
+type Options struct {
+	Store  *db.Store
+	Box    *vault.Box
+	Config config.Config
+	Log    *slog.Logger
+	// BcryptCost is the password hashing cost; zero means bcrypt.DefaultCost.
+	// Tests lower it: the race detector makes bcrypt ten times slower.
+	BcryptCost int
+}
+
+// New builds the Handler.
+func New(o Options) *Handler {
+	cost := o.BcryptCost
+	if cost == 0 {
+		cost = bcrypt.DefaultCost
+	}
+	return &Handler{
+		store:      o.Store,
+		box:        o.Box,
+		cfg:        o.Config,
+		log:        o.Log,
+		logins:     NewLimiter(10, loginWindow),
+		bcryptCost: cost,
+	}
+}
+
+const userKey = "knobs.user"
+
+// CurrentUser returns the signed-in user that LoadUser found, if any.
+func CurrentUser(c *fiber.Ctx) (db.User, bool) {
+	u, ok := c.Locals(userKey).(db.User)
+	return u, ok
+}
+
+// LoadUser puts the signed-in user, if any, in the request. A session
+// whose user was removed is signed out.
+func (h *Handler) LoadUser(c *fiber.Ctx) error {
+	s := session.From(c)
+	if s.UserID != 0 {
+		u, err := h.store.User(c.UserContext(), s.UserID)
+		switch {
+		case err == nil:
+			c.Locals(userKey, u)
+		case errors.Is(err, db.ErrNotFound):
+			s.SignOut()
+		default:
+			return err
+		}
+	}
+	return c.Next()
+}
+
+// RequireUser sends visitors who are not signed in to the sign-in page.
+func (h *Handler) RequireUser(c *fiber.Ctx) error {
+	if _, ok := CurrentUser(c); ok {
+		return c.Next()
+	}
+	if c.Method() != fiber.MethodGet || strings.HasPrefix(c.Get(fiber.HeaderAccept), fiber.MIMEApplicationJSON) {
+		return fiber.NewError(fiber.StatusUnauthorized, "Sign in first.")
+	}
+	return c.Redirect("/login?next="+url.QueryEscape(c.OriginalURL()), fiber.StatusSeeOther)
+}
+
+// RequireAdmin refuses members with 403.
+func (h *Handler) RequireAdmin(c *fiber.Ctx) error {
+	if u, ok := CurrentUser(c); ok && u.IsAdmin() {
+		return c.Next()
+	}
+	return fiber.NewError(fiber.StatusForbidden, "Only an admin can do that.")
+}
+
+// page is the layout's view model for this request.
+func (h *Handler) page(c *fiber.Ctx, title, nav string) views.Page {
+	s := session.From(c)
+	p := views.Page{Title: title, Nav: nav, CSRF: s.CSRF, Flash: s.TakeFlash()}
+	if u, ok := CurrentUser(c); ok {
+		p.User = &views.User{Name: u.Username, IsAdmin: u.IsAdmin()}
+	}
+	return p
+}
+
+// Render writes a templ component as the HTML answer.
+func Render(c *fiber.Ctx, status int, comp templ.Component) error {
+	c.Status(status)
+	c.Set(fiber.HeaderContentType, fiber.MIMETextHTMLCharsetUTF8)
+	return comp.Render(c.UserContext(), c.Response().BodyWriter())
+}
+
+// redirectWith sets a one-time message and sends the browser to path.
+func redirectWith(c *fiber.Ctx, path, flash string) error {
+	if flash != "" {
+		session.From(c).SetFlash(flash)
+	}
+	return c.Redirect(path, fiber.StatusSeeOther)
+}
+
+// ctx is the request's context for store calls.
+func ctx(c *fiber.Ctx) context.Context { return c.UserContext() }

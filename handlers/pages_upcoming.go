@@ -1,0 +1,62 @@
+package handlers
+
+import (
+	"github.com/gofiber/fiber/v2"
+
+	"knobs/views"
+)
+
+// ShowPlaygroundPage renders the playground. Until the editor lands it
+// says what the page will hold.
+func (h *Handler) ShowPlaygroundPage(c *fiber.Ctx) error {
+	return h.upcoming(c, "Playground", "playground", []string{
+		"Pick a provider (the offline simulator, Cerebras, xAI or your team's own) and a model.",
+		"Write a chat or a raw text completion and turn every knob the API has.",
+		"Press Run and watch the answer stream in, with live time to first token and tokens per second.",
+	})
+}
+
+// ShowComparePage says what the compare page will hold.
+func (h *Handler) ShowComparePage(c *fiber.Ctx) error {
+	return h.upcoming(c, "Compare", "compare", []string{
+		"Two to six models side by side on one conversation, all streaming at once.",
+		"A summary of the fastest first token, the highest tokens per second and the lowest cost.",
+		"Presenter mode and replayable share links for demos.",
+	})
+}
+
+// ShowPresetsPage says what the presets page will hold.
+func (h *Handler) ShowPresetsPage(c *fiber.Ctx) error {
+	return h.upcoming(c, "Presets", "presets", []string{
+		"Whole setups saved: provider, model, messages, every parameter, tools and schema.",
+		"Versions with diffs and restore; shared with the team or by link.",
+		"Import and export as JSON, or from a curl command.",
+	})
+}
+
+// ShowHistoryPage says what the history page will hold.
+func (h *Handler) ShowHistoryPage(c *fiber.Ctx) error {
+	return h.upcoming(c, "History", "history", []string{
+		"Every run kept: request, output, reasoning, tool calls and metrics.",
+		"Full-text search, filters, stars and notes.",
+		"Compare two runs word by word, replay one, or share it read-only.",
+	})
+}
+
+func (h *Handler) upcoming(c *fiber.Ctx, title, nav string, lines []string) error {
+	return Render(c, fiber.StatusOK, views.UpcomingPage(views.Upcoming{Page: h.page(c, title, nav), Heading: title, Lines: lines}))
+}
+
+// Healthz answers 200 when the database answers, 503 otherwise.
+func (h *Handler) Healthz(c *fiber.Ctx) error {
+	if err := h.store.Ping(ctx(c)); err != nil {
+		h.log.Error("health check failed", "err", err)
+		return c.Status(fiber.StatusServiceUnavailable).SendString("database unreachable\n")
+	}
+	return c.SendString("ok\n")
+}
+
+// ErrorPage renders a 4xx or 5xx page; the web layer's error handler calls it.
+func (h *Handler) ErrorPage(c *fiber.Ctx, status int, heading, message string) error {
+	return Render(c, status, views.ErrorPage(views.ErrorView{Page: h.page(c, heading, ""), Status: status, Heading: heading, Message: message}))
+}

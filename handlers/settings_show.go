@@ -1,0 +1,147 @@
+package handlers
+
+import (
+	"time"
+
+	"github.com/gofiber/fiber/v2"
+
+	"knobs/db"
+	"knobs/views"
+)
+
+// providerRef names a provider that takes an API key.
+type providerRef struct{ ID, Name, EnvKey string }
+
+// keyedProviders lists the providers a key can be set for: the built-in
+// ones, then the custom ones.
+func (h *Handler) keyedProviders(c *fiber.Ctx) ([]providerRef, error) {
+	refs := []providerRef{
+		{"cerebras", "Cerebras", h.cfg.CerebrasKey},
+		{"xai", "xAI", h.cfg.XAIKey},
+	}
+	custom, err := h.store.CustomProviders(ctx(c))
+	if err != nil {
+		return nil, err
+	}
+	for _, p := range custom {
+		refs = append(refs, providerRef{ID: p.ID, Name: p.Name})
+	}
+	return refs, nil
+}
+
+// ShowSettingsPage renders the settings page.
+func (h *Handler) ShowSettingsPage(c *fiber.Ctx) error {
+	return h.renderSettings(c, fiber.StatusOK, nil, "")
+}
+
+func (h *Handler) renderSettings(c *fiber.Ctx, status int, errs views.FieldErrors, inviteURL string) error {
+	u, _ := CurrentUser(c)
+	refs, err := h.keyedProviders(c)
+	if err != nil {
+		return err
+	}
+	mine, err := h.store.ProviderKeys(ctx(c), u.ID)
+	if err != nil {
+		return err
+	}
+	team, err := h.store.ProviderKeys(ctx(c), db.Team)
+	if err != nil {
+		return err
+	}
+	byProvider := func(keys []db.ProviderKey) map[string]db.ProviderKey {
+		m := map[string]db.ProviderKey{}
+		for _, k := range keys {
+			m[k.Provider] = k
+		}
+		return m
+	}
+	mineBy, teamBy := byProvider(mine), byProvider(team)
+	using := func(p providerRef) string {
+		switch {
+		case mineBy[p.ID].Sealed != nil:
+			return "your key"
+		case teamBy[p.ID].Sealed != nil:
+			return "the team key"
+		case p.EnvKey != "":
+			return "the server's environment"
+		}
+		return "no key: runs will fail until one is set"
+	}
+	v := views.SettingsView{Page: h.page(c, "Settings", "settings"), Errors: errs, InviteURL: inviteURL}
+	for _, p := range refs {
+		k := mineBy[p.ID]
+		v.Keys = append(v.Keys, views.KeyRow{Provider: p.ID, Name: p.Name, Last4: k.Last4, Stored: k.Sealed != nil, Using: using(p)})
+	}
+	if u.IsAdmin() {
+		a, err := h.adminView(c, refs, teamBy, using)
+		if err != nil {
+			return err
+		}
+		v.Admin = a
+	}
+	return Render(c, status, views.SettingsPage(v))
+}
+
+func (h *Handler) adminView(c *fiber.Ctx, refs []providerRef, teamBy map[string]db.ProviderKey, using func(providerRef) string) (*views.AdminView, error) {
+	u, _ := CurrentUser(c)
+	a := &views.AdminView{}
+	for _, p := range refs {
+		k := teamBy[p.ID]
+		a.TeamKeys = append(a.TeamKeys, views.KeyRow{Provider: p.ID, Name: p.Name, Last4: k.Last4, Stored: k.Sealed != nil, Using: teamUsing(k, p)})
+	}
+	custom, err := h.store.CustomProviders(ctx(c))
+	if err != nil {
+		return nil, err
+	}
+	for _, p := range custom {
+		k := teamBy[p.ID]
+		a.Providers = append(a.Providers, views.ProviderRow{ID: p.ID, Name: p.Name, BaseURL: p.BaseURL, KeyLast4: k.Last4, HasKey: k.Sealed != nil})
+	}
+	invites, err := h.store.Invites(ctx(c))
+	if err != nil {
+		return nil, err
+	}
+	now := time.Now()
+	for _, in := range invites {
+		row := views.InviteRow{ID: in.ID, CreatedBy: in.CreatedBy, Created: day(in.CreatedAt), Expires: day(in.ExpiresAt)}
+		switch {
+		case !in.UsedAt.IsZero():
+			row.Status = "used by " + orUnknown(in.UsedBy)
+		case now.After(in.ExpiresAt):
+			row.Status = "expired"
+		default:
+			row.Status, row.Open = "open", true
+		}
+		a.Invites = append(a.Invites, row)
+	}
+	if a.SignUpMode, err = h.store.Setting(ctx(c), db.SettingSignUpMode); err != nil {
+		return nil, err
+	}
+	users, err := h.store.Users(ctx(c))
+	if err != nil {
+		return nil, err
+	}
+	for _, m := range users {
+		a.Members = append(a.Members, views.MemberRow{ID: m.ID, Name: m.Username, Role: m.Role, Created: day(m.CreatedAt), IsSelf: m.ID == u.ID})
+	}
+	return a, nil
+}
+
+func teamUsing(k db.ProviderKey, p providerRef) string {
+	switch {
+	case k.Sealed != nil:
+		return "the team key, unless a member set their own"
+	case p.EnvKey != "":
+		return "the server's environment"
+	}
+	return "members' own keys only"
+}
+
+func day(t time.Time) string { return t.Format("2 Jan 2006 15:04") }
+
+func orUnknown(s string) string {
+	if s == "" {
+		return "a removed account"
+	}
+	return s
+}

@@ -1,0 +1,103 @@
+// Command knobs is a self-hosted LLM playground: one binary, one SQLite file.
+package main
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/base64"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"knobs/config"
+	"knobs/db"
+	"knobs/handlers"
+	"knobs/vault"
+	"knobs/web"
+	"knobs/web/session"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := run(ctx, os.Args[1:], os.Getenv, os.Stdout); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return
+		}
+		fmt.Fprintln(os.Stderr, "knobs:", err)
+		os.Exit(1)
+	}
+}
+
+// run wires Knobs together and serves until ctx ends.
+func run(ctx context.Context, args []string, getenv func(string) string, stdout io.Writer) error {
+	fs := flag.NewFlagSet("knobs", flag.ContinueOnError)
+	fs.SetOutput(stdout)
+	fs.Usage = func() { config.Usage(stdout) }
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	cfg, err := config.Load(getenv)
+	if err != nil {
+		return err
+	}
+	log := slog.New(slog.NewTextHandler(stdout, nil))
+
+	store, err := db.Open(ctx, cfg.DBPath)
+	if err != nil {
+		return err
+	}
+	defer store.Close()
+
+	if cfg.Secret == "" {
+		secret, created, err := store.SettingOrInit(ctx, db.SettingSecret, newSecret)
+		if err != nil {
+			return err
+		}
+		if created {
+			log.Warn("KNOBS_SECRET is unset: generated a secret and kept it in the database; set KNOBS_SECRET to manage it yourself", "db", cfg.DBPath)
+		} else {
+			log.Info("KNOBS_SECRET is unset: using the secret kept in the database", "db", cfg.DBPath)
+		}
+		cfg.Secret = secret
+	}
+	box, err := vault.New(cfg.Secret)
+	if err != nil {
+		return err
+	}
+
+	h := handlers.New(handlers.Options{Store: store, Box: box, Config: cfg, Log: log})
+	app := web.New(h, session.NewManager(cfg.Secret, cfg.SecureCookies), log)
+
+	ln, err := net.Listen("tcp", cfg.Addr)
+	if err != nil {
+		return fmt.Errorf("listen on %s (KNOBS_ADDR): %w", cfg.Addr, err)
+	}
+	log.Info("Knobs is listening", "url", "http://"+ln.Addr().String(), "db", cfg.DBPath)
+
+	served := make(chan error, 1)
+	go func() { served <- app.Listener(ln) }()
+	select {
+	case err := <-served:
+		return err
+	case <-ctx.Done():
+	}
+	log.Info("shutting down")
+	if err := app.ShutdownWithTimeout(10 * time.Second); err != nil {
+		return fmt.Errorf("shutdown: %w", err)
+	}
+	return <-served
+}
+
+func newSecret() string {
+	b := make([]byte, 32)
+	rand.Read(b)
+	return base64.RawURLEncoding.EncodeToString(b)
+}

@@ -1,0 +1,152 @@
+// Package web is Knobs' Fiber app: every route, the middleware (sessions,
+// auth, CSRF, logging, recovery), the error handler and, later, the SSE
+// writer.
+package web
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"runtime/debug"
+	"strings"
+	"time"
+
+	"github.com/gofiber/fiber/v2"
+
+	"knobs/db"
+	"knobs/handlers"
+	"knobs/web/session"
+)
+
+// BodyLimit bounds every request body. A run's spec with long messages,
+// tools and schemas fits many times over.
+const BodyLimit = 8 << 20
+
+// New builds the app with its middleware and routes.
+func New(h *handlers.Handler, sessions *session.Manager, log *slog.Logger) *fiber.App {
+	app := fiber.New(fiber.Config{
+		AppName:               "Knobs",
+		BodyLimit:             BodyLimit,
+		ReadTimeout:           30 * time.Second,
+		IdleTimeout:           2 * time.Minute,
+		WriteTimeout:          0, // SSE streams are long; fasthttp sets the deadline once per response
+		DisableStartupMessage: true,
+		ErrorHandler:          errorHandler(h, log),
+	})
+	app.Use(recoverer(log), requestLog(log), securityHeaders)
+	routes(app, h, sessions)
+	return app
+}
+
+// recoverer turns a panic in a handler into a 500 and a logged stack.
+func recoverer(log *slog.Logger) fiber.Handler {
+	return func(c *fiber.Ctx) (err error) {
+		defer func() {
+			if r := recover(); r != nil {
+				log.Error("panic serving request", "method", c.Method(), "path", c.Path(), "panic", fmt.Sprint(r), "stack", string(debug.Stack()))
+				err = fiber.NewError(fiber.StatusInternalServerError, "")
+			}
+		}()
+		return c.Next()
+	}
+}
+
+// requestLog writes one line per request; it never logs bodies or query
+// strings, which can carry share tokens.
+func requestLog(log *slog.Logger) fiber.Handler {
+	return func(c *fiber.Ctx) error {
+		start := time.Now()
+		err := c.Next()
+		status := c.Response().StatusCode()
+		var fe *fiber.Error
+		if errors.As(err, &fe) {
+			status = fe.Code
+		} else if err != nil && !errors.Is(err, db.ErrNotFound) {
+			status = fiber.StatusInternalServerError
+		}
+		log.Info("request", "method", c.Method(), "path", c.Path(), "status", status,
+			"ms", float64(time.Since(start).Microseconds())/1000, "addr", c.IP())
+		return err
+	}
+}
+
+func securityHeaders(c *fiber.Ctx) error {
+	c.Set("X-Content-Type-Options", "nosniff")
+	c.Set("X-Frame-Options", "DENY")
+	// Share links carry their token in the path: never send it elsewhere.
+	c.Set("Referrer-Policy", "same-origin")
+	c.Set("Content-Security-Policy", "default-src 'self'; img-src 'self' data:; style-src 'self'; script-src 'self'; connect-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'self'")
+	return c.Next()
+}
+
+// csrf refuses a state-changing request that does not carry the session's
+// token, as the X-CSRF-Token header or the _csrf form field.
+func csrf(c *fiber.Ctx) error {
+	switch c.Method() {
+	case fiber.MethodGet, fiber.MethodHead, fiber.MethodOptions:
+		return c.Next()
+	}
+	token := c.Get("X-CSRF-Token")
+	if token == "" && !strings.HasPrefix(c.Get(fiber.HeaderContentType), fiber.MIMEApplicationJSON) {
+		token = c.FormValue("_csrf")
+	}
+	if !session.From(c).CheckCSRF(token) {
+		return fiber.NewError(fiber.StatusForbidden, "This form has expired or did not come from Knobs. Reload the page and try again.")
+	}
+	return c.Next()
+}
+
+// errorHandler is the one place errors become answers: a safe message for
+// the user, the cause in the log.
+func errorHandler(h *handlers.Handler, log *slog.Logger) fiber.ErrorHandler {
+	return func(c *fiber.Ctx, err error) error {
+		status, msg := fiber.StatusInternalServerError, "Something went wrong on the server. It has been logged; try again."
+		var fe *fiber.Error
+		switch {
+		case errors.As(err, &fe):
+			status, msg = fe.Code, fe.Message
+			switch status {
+			case fiber.StatusNotFound:
+				if msg == "" || strings.HasPrefix(msg, "Cannot ") || msg == "Not Found" {
+					msg = "There is nothing at this address."
+				}
+			case fiber.StatusRequestEntityTooLarge:
+				msg = fmt.Sprintf("The request is too large: Knobs accepts at most %d MB.", BodyLimit>>20)
+			case fiber.StatusInternalServerError:
+				msg = "Something went wrong on the server. It has been logged; try again."
+			}
+		case errors.Is(err, db.ErrNotFound):
+			status, msg = fiber.StatusNotFound, "There is nothing at this address."
+		default:
+			log.Error("request failed", "method", c.Method(), "path", c.Path(), "err", err)
+		}
+		if wantsJSON(c) {
+			return c.Status(status).JSON(fiber.Map{"error": msg})
+		}
+		heading := headings[status]
+		if heading == "" {
+			heading = "Something went wrong"
+		}
+		if rerr := h.ErrorPage(c, status, heading, msg); rerr != nil {
+			log.Error("rendering error page", "err", rerr)
+			return c.Status(status).SendString(msg)
+		}
+		return nil
+	}
+}
+
+var headings = map[int]string{
+	fiber.StatusBadRequest:            "Bad request",
+	fiber.StatusUnauthorized:          "Sign in first",
+	fiber.StatusForbidden:             "Not allowed",
+	fiber.StatusNotFound:              "Not found",
+	fiber.StatusMethodNotAllowed:      "Not allowed",
+	fiber.StatusRequestEntityTooLarge: "Too large",
+	fiber.StatusUnprocessableEntity:   "Invalid input",
+	fiber.StatusTooManyRequests:       "Too many requests",
+}
+
+func wantsJSON(c *fiber.Ctx) bool {
+	return strings.HasPrefix(c.Get(fiber.HeaderContentType), fiber.MIMEApplicationJSON) ||
+		strings.HasPrefix(c.Get(fiber.HeaderAccept), fiber.MIMEApplicationJSON)
+}

@@ -1,0 +1,56 @@
+package web
+
+import (
+	"net/http"
+
+	"github.com/gofiber/fiber/v2"
+	"github.com/gofiber/fiber/v2/middleware/filesystem"
+
+	"knobs/handlers"
+	"knobs/static"
+	"knobs/web/session"
+)
+
+// routes lists every route of Knobs, grouped by area.
+func routes(app *fiber.App, h *handlers.Handler, sessions *session.Manager) {
+	// Open to anyone, no session.
+	app.Get("/healthz", h.Healthz)
+	app.Use("/static", filesystem.New(filesystem.Config{Root: http.FS(static.FS), MaxAge: 300}))
+
+	app.Use(sessions.Middleware, h.LoadUser, csrf)
+
+	// Accounts.
+	app.Get("/login", h.ShowLoginPage)
+	app.Post("/login", h.Login)
+	app.Get("/signup", h.ShowSignupPage)
+	app.Post("/signup", h.Signup)
+	app.Post("/logout", h.Logout)
+
+	// Everything below needs a signed-in user.
+	app.Use(h.RequireUser)
+
+	// Pages.
+	app.Get("/", h.ShowPlaygroundPage)
+	app.Get("/compare", h.ShowComparePage)
+	app.Get("/presets", h.ShowPresetsPage)
+	app.Get("/history", h.ShowHistoryPage)
+
+	// Settings: personal keys.
+	app.Get("/settings", h.ShowSettingsPage)
+	app.Post("/settings/keys", h.SavePersonalKey)
+	app.Post("/settings/keys/remove", h.RemovePersonalKey)
+
+	// Settings: the team, for admins.
+	admin := h.RequireAdmin
+	app.Post("/settings/team-keys", admin, h.SaveTeamKey)
+	app.Post("/settings/team-keys/remove", admin, h.RemoveTeamKey)
+	app.Post("/settings/providers", admin, h.CreateProvider)
+	app.Post("/settings/providers/:id/remove", admin, h.RemoveProvider)
+	app.Post("/settings/invites", admin, h.CreateInvite)
+	app.Post("/settings/invites/:id/revoke", admin, h.RevokeInvite)
+	app.Post("/settings/signup-mode", admin, h.SetSignUpMode)
+	app.Post("/settings/members/:id/role", admin, h.SetMemberRole)
+	app.Post("/settings/members/:id/remove", admin, h.RemoveMember)
+
+	app.Use(func(c *fiber.Ctx) error { return fiber.ErrNotFound })
+}
