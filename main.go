@@ -19,6 +19,8 @@ import (
 	"knobs/config"
 	"knobs/db"
 	"knobs/handlers"
+	"knobs/markdown"
+	"knobs/runner"
 	"knobs/vault"
 	"knobs/web"
 	"knobs/web/session"
@@ -73,7 +75,14 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 		return err
 	}
 
-	h := handlers.New(handlers.Options{Store: store, Box: box, Config: cfg, Log: log})
+	if n, err := store.InterruptRuns(ctx); err != nil {
+		return err
+	} else if n > 0 {
+		log.Warn("runs left running by the last process are marked interrupted, with their partial output", "runs", n)
+	}
+	md := markdown.New()
+	runs := runner.New(store, log, runner.Options{Render: md.Render})
+	h := handlers.New(handlers.Options{Store: store, Box: box, Config: cfg, Log: log, Runner: runs})
 	app := web.New(h, session.NewManager(cfg.Secret, cfg.SecureCookies), log)
 
 	ln, err := net.Listen("tcp", cfg.Addr)
@@ -90,6 +99,13 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 	case <-ctx.Done():
 	}
 	log.Info("shutting down")
+	// Runs first: each stores its partial output and ends its stream,
+	// which lets the server close those connections.
+	shutdownCtx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := runs.Shutdown(shutdownCtx); err != nil {
+		log.Error("runs did not stop in time", "err", err)
+	}
 	if err := app.ShutdownWithTimeout(10 * time.Second); err != nil {
 		return fmt.Errorf("shutdown: %w", err)
 	}

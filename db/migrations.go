@@ -48,6 +48,29 @@ CREATE TABLE provider_keys (
 );
 CREATE UNIQUE INDEX provider_keys_owner ON provider_keys (ifnull(user_id, 0), provider);
 `,
+	// 2: runs, and the playground state each user left behind.
+	`
+CREATE TABLE runs (
+	id          INTEGER PRIMARY KEY,
+	user_id     INTEGER NOT NULL REFERENCES users (id) ON DELETE CASCADE,
+	provider    TEXT NOT NULL,
+	endpoint    TEXT NOT NULL,
+	model       TEXT NOT NULL,
+	spec        TEXT NOT NULL,
+	status      TEXT NOT NULL,
+	created_at  INTEGER NOT NULL,
+	finished_at INTEGER,
+	raw_request TEXT NOT NULL DEFAULT '',
+	result      TEXT NOT NULL DEFAULT '{}',
+	events      BLOB NOT NULL DEFAULT x''
+);
+CREATE INDEX runs_user ON runs (user_id, id DESC);
+CREATE TABLE playground_state (
+	user_id    INTEGER PRIMARY KEY REFERENCES users (id) ON DELETE CASCADE,
+	spec       TEXT NOT NULL,
+	updated_at INTEGER NOT NULL
+);
+`,
 }
 
 // SchemaVersion is the version a database has once Open returns.

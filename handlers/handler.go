@@ -15,6 +15,8 @@ import (
 
 	"knobs/config"
 	"knobs/db"
+	"knobs/llm"
+	"knobs/runner"
 	"knobs/vault"
 	"knobs/views"
 	"knobs/web/session"
@@ -28,6 +30,9 @@ type Handler struct {
 	log        *slog.Logger
 	logins     *Limiter
 	bcryptCost int
+	runner     *runner.Runner
+	clients    clients
+	simConfig  llm.ProviderConfig
 }
 
 // Options are the Handler's dependencies.
@@ -39,6 +44,10 @@ type Options struct {
 	// BcryptCost is the password hashing cost; zero means bcrypt.DefaultCost.
 	// Tests lower it: the race detector makes bcrypt ten times slower.
 	BcryptCost int
+	// Runner runs the requests.
+	Runner *runner.Runner
+	// Sim is the simulator provider's config; zero means the in-process one.
+	Sim llm.ProviderConfig
 }
 
 // New builds the Handler.
@@ -47,7 +56,13 @@ func New(o Options) *Handler {
 	if cost == 0 {
 		cost = bcrypt.DefaultCost
 	}
+	simCfg := o.Sim
+	if simCfg.Dialect == "" {
+		simCfg = defaultSimConfig()
+	}
 	return &Handler{
+		runner:     o.Runner,
+		simConfig:  simCfg,
 		store:      o.Store,
 		box:        o.Box,
 		cfg:        o.Config,

@@ -35,6 +35,11 @@ func routes(app *fiber.App, h *handlers.Handler, sessions *session.Manager) {
 	app.Get("/presets", h.ShowPresetsPage)
 	app.Get("/history", h.ShowHistoryPage)
 
+	// Runs.
+	app.Post("/runs", h.CreateRun)
+	app.Get("/runs/:id/events", h.RunEvents)
+	app.Post("/runs/:id/cancel", h.CancelRun)
+
 	// Settings: personal keys.
 	app.Get("/settings", h.ShowSettingsPage)
 	app.Post("/settings/keys", h.SavePersonalKey)

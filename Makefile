@@ -1,0 +1,38 @@
+# Knobs: `make run` starts it on its embedded defaults, `make test` checks it.
+GO      ?= go
+BIN     ?= bin/knobs
+PKGS    := ./...
+
+.PHONY: run build generate test vet templ-check bench fuzz clean
+
+run: build
+	./$(BIN)
+
+build: generate
+	CGO_ENABLED=0 $(GO) build -trimpath -o $(BIN) .
+
+generate:
+	$(GO) tool templ generate
+
+vet:
+	$(GO) vet $(PKGS)
+
+# The generated *_templ.go files are committed; fail when they are stale.
+templ-check:
+	$(GO) tool templ generate
+	git diff --exit-code -- '*_templ.go' || (echo "generated templ files are stale: run make generate and commit them" >&2; exit 1)
+	@test -z "$$(git status --porcelain --untracked-files=all -- '*_templ.go')" || (echo "untracked generated templ files: commit them" >&2; exit 1)
+
+test: vet templ-check
+	$(GO) test -race -count=1 $(PKGS)
+
+bench:
+	$(GO) test -run '^$$' -bench . -benchmem -count=1 $(PKGS)
+
+# A short fuzzing session of the SSE reader (FUZZTIME=5m for longer).
+FUZZTIME ?= 30s
+fuzz:
+	$(GO) test -run '^$$' -fuzz FuzzReader -fuzztime $(FUZZTIME) ./llm/sse/
+
+clean:
+	rm -rf bin

@@ -1,0 +1,110 @@
+package handlers
+
+import (
+	"encoding/json"
+	"errors"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/gofiber/fiber/v2"
+
+	"knobs/db"
+	"knobs/llm"
+	"knobs/vault"
+)
+
+// runCreated is the answer to a run started with POST /runs.
+type runCreated struct {
+	ID     int64  `json:"id"`
+	Events string `json:"events"`
+}
+
+// invalidRun is the answer when the spec has field errors; nothing was sent.
+type invalidRun struct {
+	Error  string            `json:"error"`
+	Fields map[string]string `json:"fields"`
+}
+
+// CreateRun validates a RunSpec, stores the run and starts it. It takes
+// JSON ({"provider","endpoint","body"}) or a form with the same fields,
+// body as JSON text, and answers {"id","events"}.
+func (h *Handler) CreateRun(c *fiber.Ctx) error {
+	u, _ := CurrentUser(c)
+	spec, err := readSpec(c)
+	if err != nil {
+		return c.Status(fiber.StatusBadRequest).JSON(fiber.Map{"error": err.Error()})
+	}
+	fields := map[string]string{}
+	p, err := h.findProvider(ctx(c), spec.Provider)
+	if errors.Is(err, errNoProvider) {
+		fields["provider"] = "There is no provider " + strconv.Quote(spec.Provider) + "."
+	} else if err != nil {
+		return err
+	}
+	if !spec.Endpoint.Valid() {
+		fields["endpoint"] = `Choose the endpoint "chat" or "completion".`
+	}
+	var model llm.Model
+	if len(fields) == 0 {
+		model = h.model(p, spec.Model())
+		for k, v := range llm.Validate(spec, p.Dialect, model) {
+			fields[k] = v
+		}
+	}
+	var client *llm.Client
+	if len(fields) == 0 {
+		client, err = h.client(ctx(c), u.ID, p)
+		switch {
+		case errors.Is(err, errNoKey):
+			fields["provider"] = "There is no API key for " + p.Name + ". Add yours in Settings, or ask an admin for a team key."
+		case errors.Is(err, vault.ErrOpen):
+			fields["provider"] = "The stored " + p.Name + " key cannot be read (was KNOBS_SECRET changed?). Save it again in Settings."
+		case err != nil:
+			return err
+		}
+	}
+	if len(fields) > 0 {
+		return c.Status(fiber.StatusUnprocessableEntity).JSON(invalidRun{Error: "Nothing was sent: fix the fields marked.", Fields: fields})
+	}
+
+	specJSON, err := json.Marshal(spec)
+	if err != nil {
+		return err
+	}
+	id, err := h.store.CreateRun(ctx(c), db.Run{
+		UserID: u.ID, Provider: p.ID, Endpoint: string(spec.Endpoint), Model: spec.Model(),
+		Spec: string(specJSON), CreatedAt: time.Now(),
+	})
+	if err != nil {
+		return err
+	}
+	if err := h.store.SetPlaygroundState(ctx(c), u.ID, string(specJSON)); err != nil {
+		h.log.Error("saving playground state", "user", u.ID, "err", err)
+	}
+	if _, err := h.runner.Start(id, u.ID, client, spec, model); err != nil {
+		return fiber.NewError(fiber.StatusServiceUnavailable, "Knobs is shutting down; try again in a moment.")
+	}
+	return c.Status(fiber.StatusCreated).JSON(runCreated{ID: id, Events: "/runs/" + strconv.FormatInt(id, 10) + "/events"})
+}
+
+// readSpec reads a RunSpec from a JSON body or from form fields.
+func readSpec(c *fiber.Ctx) (llm.RunSpec, error) {
+	var spec llm.RunSpec
+	if strings.HasPrefix(c.Get(fiber.HeaderContentType), fiber.MIMEApplicationJSON) {
+		dec := json.NewDecoder(strings.NewReader(string(c.Body())))
+		dec.DisallowUnknownFields()
+		if err := dec.Decode(&spec); err != nil {
+			return spec, errors.New("The request is not a run spec: " + err.Error() + `. Send {"provider", "endpoint", "body"}.`)
+		}
+		return spec, nil
+	}
+	spec.Provider = c.FormValue("provider")
+	spec.Endpoint = llm.Endpoint(c.FormValue("endpoint"))
+	body := strings.TrimSpace(c.FormValue("body"))
+	if !json.Valid([]byte(body)) {
+		return spec, errors.New("The body field is not valid JSON.")
+	}
+	spec.Body = json.RawMessage(body)
+	return spec, nil
+}

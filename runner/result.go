@@ -1,0 +1,82 @@
+package runner
+
+import (
+	"knobs/llm"
+)
+
+// Result is what a run produced, as stored in the runs table and sent in
+// the final SSE event. It is kept whole whatever way the run ended.
+type Result struct {
+	Choices  []Choice      `json:"choices"`
+	Usage    *llm.Usage    `json:"usage,omitempty"`
+	TimeInfo *llm.TimeInfo `json:"time_info,omitempty"`
+	Metrics  Metrics       `json:"metrics"`
+	Error    *llm.Error    `json:"error,omitempty"`
+}
+
+// Choice is one of the n answers of a run.
+type Choice struct {
+	Index        int                `json:"index"`
+	Content      string             `json:"content"`
+	Reasoning    string             `json:"reasoning,omitempty"`
+	ToolCalls    []llm.ToolCall     `json:"tool_calls,omitempty"`
+	Logprobs     []llm.TokenLogprob `json:"logprobs,omitempty"`
+	FinishReason string             `json:"finish_reason,omitempty"`
+}
+
+// Metrics are Knobs' own measurements of a run, seen from the server.
+type Metrics struct {
+	// TTFTMs is from the start of the run to the first token of any kind.
+	TTFTMs float64 `json:"ttft_ms"`
+	// TotalMs is from the start of the run to its end (or now, while live).
+	TotalMs float64 `json:"total_ms"`
+	// Tokens counts output tokens: the provider's usage when it gave one,
+	// else the chunks received, which providers send one token at a time.
+	Tokens int `json:"tokens"`
+	// TokensPerSec is Tokens over the time from the first token to the last.
+	TokensPerSec float64 `json:"tokens_per_sec"`
+	// CostUSD is the provider's own figure, else usage times known prices;
+	// zero when neither is known.
+	CostUSD float64 `json:"cost_usd,omitempty"`
+}
+
+// choice returns the choice with index i, growing the list as needed.
+func (r *Result) choice(i int) *Choice {
+	if i < 0 {
+		i = 0
+	}
+	for len(r.Choices) <= i {
+		r.Choices = append(r.Choices, Choice{Index: len(r.Choices)})
+	}
+	return &r.Choices[i]
+}
+
+// setToolCall keeps the latest state of call c of choice ch.
+func (ch *Choice) setToolCall(c llm.ToolCall) {
+	for i := range ch.ToolCalls {
+		if ch.ToolCalls[i].Index == c.Index {
+			ch.ToolCalls[i] = c
+			return
+		}
+	}
+	ch.ToolCalls = append(ch.ToolCalls, c)
+}
+
+// cost is the provider's figure or usage times prices.
+func cost(u *llm.Usage, m llm.Model) float64 {
+	if u == nil {
+		return 0
+	}
+	if u.CostUSD > 0 {
+		return u.CostUSD
+	}
+	if m.PromptPrice == 0 && m.CompletionPrice == 0 {
+		return 0
+	}
+	cached := float64(u.CachedTokens)
+	price := m.CachedPrice
+	if price == 0 {
+		price = m.PromptPrice
+	}
+	return ((float64(u.PromptTokens)-cached)*m.PromptPrice + cached*price + float64(u.CompletionTokens)*m.CompletionPrice) / 1e6
+}

@@ -1,0 +1,262 @@
+package runner
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"strconv"
+	"sync"
+	"time"
+
+	"knobs/llm"
+)
+
+// Run is one live run: its frames so far, its listeners and its result.
+type Run struct {
+	ID     int64
+	UserID int64
+
+	cancel  context.CancelCauseFunc
+	started time.Time
+	model   llm.Model
+
+	mu         sync.Mutex
+	frames     [][]byte      // frames[i] is the SSE frame with id i+1
+	changed    chan struct{} // closed and replaced whenever frames grow or the run ends
+	finished   bool
+	listeners  int
+	idle       *time.Timer
+	idleGrace  time.Duration
+	result     Result
+	raw        llm.RawRequest
+	firstToken time.Time
+	lastToken  time.Time
+	chunks     int
+	status     string
+}
+
+// Subscribe registers a listener; call the returned func when it leaves.
+// When the last listener leaves and none comes back within the idle
+// grace, the run is cancelled.
+func (run *Run) Subscribe() (leave func()) {
+	run.mu.Lock()
+	run.listeners++
+	if run.idle != nil {
+		run.idle.Stop()
+		run.idle = nil
+	}
+	run.mu.Unlock()
+	var once sync.Once
+	return func() {
+		once.Do(func() {
+			run.mu.Lock()
+			defer run.mu.Unlock()
+			run.listeners--
+			if run.listeners == 0 && !run.finished {
+				run.idle = time.AfterFunc(run.idleGrace, run.cancelIfUnheard)
+			}
+		})
+	}
+}
+
+func (run *Run) cancelIfUnheard() {
+	run.mu.Lock()
+	unheard := run.listeners == 0 && !run.finished
+	run.mu.Unlock()
+	if unheard {
+		run.cancel(ErrNoListener)
+	}
+}
+
+// Frames returns the frames after the first `after`, whether the run has
+// finished, and a channel closed when there is more to read.
+func (run *Run) Frames(after int) (frames [][]byte, finished bool, more <-chan struct{}) {
+	run.mu.Lock()
+	defer run.mu.Unlock()
+	if after < 0 {
+		after = 0
+	}
+	if after < len(run.frames) {
+		frames = run.frames[after:len(run.frames):len(run.frames)]
+	}
+	return frames, run.finished, run.changed
+}
+
+// Status is the stored status once finished, "" while live.
+func (run *Run) Status() string {
+	run.mu.Lock()
+	defer run.mu.Unlock()
+	return run.status
+}
+
+// emit appends a frame; the caller holds run.mu.
+func (run *Run) emit(event string, data any) {
+	payload, err := json.Marshal(data)
+	if err != nil {
+		payload = []byte(`{}`)
+	}
+	id := len(run.frames) + 1
+	var b bytes.Buffer
+	b.Grow(len(payload) + len(event) + 24)
+	b.WriteString("id: ")
+	b.WriteString(strconv.Itoa(id))
+	b.WriteString("\nevent: ")
+	b.WriteString(event)
+	b.WriteString("\ndata: ")
+	b.Write(payload)
+	b.WriteString("\n\n")
+	run.frames = append(run.frames, b.Bytes())
+	close(run.changed)
+	run.changed = make(chan struct{})
+}
+
+// The data of each SSE event the browser receives.
+type (
+	textData struct {
+		Choice int    `json:"choice"`
+		Text   string `json:"text"`
+	}
+	toolCallData struct {
+		Choice   int          `json:"choice"`
+		Call     llm.ToolCall `json:"call"`
+		Fragment string       `json:"fragment"`
+	}
+	logprobsData struct {
+		Choice int                `json:"choice"`
+		Tokens []llm.TokenLogprob `json:"tokens"`
+	}
+	doneData struct {
+		Status        string        `json:"status"`
+		FinishReasons []string      `json:"finish_reasons"`
+		Usage         *llm.Usage    `json:"usage,omitempty"`
+		TimeInfo      *llm.TimeInfo `json:"time_info,omitempty"`
+		Metrics       Metrics       `json:"metrics"`
+		HTML          []string      `json:"html,omitempty"`
+	}
+	errorData struct {
+		*llm.Error
+		RetryAfterS float64 `json:"retry_after_s,omitempty"`
+	}
+)
+
+// apply folds one provider event into the result and emits its frame.
+func (run *Run) apply(ev llm.Event) {
+	now := time.Now()
+	run.mu.Lock()
+	defer run.mu.Unlock()
+	switch ev.Kind {
+	case llm.EventDelta, llm.EventReasoning, llm.EventToolCall:
+		if run.firstToken.IsZero() {
+			run.firstToken = now
+		}
+		run.lastToken = now
+		run.chunks++
+	}
+	switch ev.Kind {
+	case llm.EventDelta:
+		ch := run.result.choice(ev.Choice)
+		ch.Content += ev.Text
+		run.emit("delta", textData{ev.Choice, ev.Text})
+	case llm.EventReasoning:
+		ch := run.result.choice(ev.Choice)
+		ch.Reasoning += ev.Text
+		run.emit("reasoning", textData{ev.Choice, ev.Text})
+	case llm.EventToolCall:
+		if ev.ToolCall == nil {
+			return
+		}
+		run.result.choice(ev.Choice).setToolCall(*ev.ToolCall)
+		run.emit("tool_call", toolCallData{ev.Choice, *ev.ToolCall, ev.Text})
+	case llm.EventLogprobs:
+		ch := run.result.choice(ev.Choice)
+		ch.Logprobs = append(ch.Logprobs, ev.Logprobs...)
+		run.emit("logprobs", logprobsData{ev.Choice, ev.Logprobs})
+	case llm.EventUsage:
+		run.result.Usage = ev.Usage
+	case llm.EventTimeInfo:
+		run.result.TimeInfo = ev.TimeInfo
+	case llm.EventFinish:
+		run.result.choice(ev.Choice).FinishReason = ev.FinishReason
+	}
+}
+
+// metrics computes the live or final metrics; the caller holds run.mu.
+func (run *Run) metrics(now time.Time) Metrics {
+	m := Metrics{TotalMs: ms(now.Sub(run.started)), Tokens: run.chunks}
+	if run.result.Usage != nil && run.result.Usage.CompletionTokens > 0 {
+		m.Tokens = run.result.Usage.CompletionTokens + run.result.Usage.ReasoningTokens
+	}
+	if !run.firstToken.IsZero() {
+		m.TTFTMs = ms(run.firstToken.Sub(run.started))
+		// Rate over the generation itself; a single chunk has no span.
+		if span := run.lastToken.Sub(run.firstToken); span > 0 && m.Tokens > 1 {
+			m.TokensPerSec = float64(m.Tokens-1) / span.Seconds()
+		}
+	}
+	m.CostUSD = cost(run.result.Usage, run.model)
+	return m
+}
+
+func (run *Run) emitMetrics(now time.Time) {
+	run.mu.Lock()
+	defer run.mu.Unlock()
+	if run.chunks == 0 {
+		return
+	}
+	run.emit("metrics", run.metrics(now))
+}
+
+func (run *Run) setRequest(r llm.RawRequest) {
+	run.mu.Lock()
+	run.raw = r
+	run.mu.Unlock()
+}
+
+func (run *Run) request() llm.RawRequest {
+	run.mu.Lock()
+	defer run.mu.Unlock()
+	return run.raw
+}
+
+// snapshot returns the number of frames and the partial result as JSON.
+func (run *Run) snapshot() (int, string) {
+	run.mu.Lock()
+	defer run.mu.Unlock()
+	run.result.Metrics = run.metrics(time.Now())
+	b, _ := json.Marshal(run.result)
+	return len(run.frames), string(b)
+}
+
+// finish emits the closing frames and returns every frame joined, for
+// replay, and the final result as JSON.
+func (run *Run) finish(status string, upstreamErr *llm.Error, render func(string) string) (events []byte, result string) {
+	now := time.Now()
+	run.mu.Lock()
+	defer run.mu.Unlock()
+	run.result.Metrics = run.metrics(now)
+	run.result.Error = upstreamErr
+	if upstreamErr != nil {
+		run.emit("error", errorData{upstreamErr, upstreamErr.RetryAfter.Seconds()})
+	}
+	if len(run.result.Choices) == 0 {
+		run.result.choice(0)
+	}
+	done := doneData{Status: status, Usage: run.result.Usage, TimeInfo: run.result.TimeInfo, Metrics: run.result.Metrics}
+	for _, ch := range run.result.Choices {
+		done.FinishReasons = append(done.FinishReasons, ch.FinishReason)
+		if render != nil {
+			done.HTML = append(done.HTML, render(ch.Content))
+		}
+	}
+	run.emit("done", done)
+	run.status = status
+	run.finished = true
+	if run.idle != nil {
+		run.idle.Stop()
+		run.idle = nil
+	}
+	b, _ := json.Marshal(run.result)
+	return bytes.Join(run.frames, nil), string(b)
+}
+
+func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
