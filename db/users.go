@@ -90,7 +90,8 @@ type SignUp struct {
 	Username     string
 	PasswordHash string
 	// InviteToken, when set, is consumed in the same transaction; an
-	// unknown, used or expired invite fails with ErrInviteInvalid.
+	// unknown, used or expired invite fails with ErrInviteInvalid unless
+	// Open.
 	InviteToken string
 	// Open is true when sign-up without an invite is allowed.
 	Open bool
@@ -118,10 +119,11 @@ func (s *Store) CreateUser(ctx context.Context, in SignUp) (User, error) {
 			err := tx.QueryRowContext(ctx,
 				`SELECT id FROM invites WHERE token_hash = ? AND used_at IS NULL AND expires_at > ?`,
 				hashToken(in.InviteToken), now.Unix()).Scan(&inviteID)
-			if errors.Is(err, sql.ErrNoRows) {
+			// With sign-up open, a spent invite in the link is no reason to refuse.
+			if errors.Is(err, sql.ErrNoRows) && !in.Open {
 				return ErrInviteInvalid
 			}
-			if err != nil {
+			if err != nil && !errors.Is(err, sql.ErrNoRows) {
 				return err
 			}
 		case !in.Open:

@@ -14,10 +14,6 @@ import (
 	"knobs/web/session"
 )
 
-// dummyHash is compared against when the username is unknown, so that a
-// wrong name takes as long as a wrong password and names cannot be probed.
-var dummyHash, _ = bcrypt.GenerateFromPassword([]byte("knobs-dummy-password"), bcrypt.MinCost)
-
 // ShowLoginPage renders the sign-in form.
 func (h *Handler) ShowLoginPage(c *fiber.Ctx) error {
 	if _, ok := CurrentUser(c); ok {
@@ -53,13 +49,15 @@ func (h *Handler) Login(c *fiber.Ctx) error {
 		}
 	}
 	u, err := h.store.UserByName(ctx(c), username)
-	hash := dummyHash
+	// An unknown name is checked against a dummy hash of the same cost,
+	// so that it takes as long as a wrong password and names cannot be probed.
+	hash := h.dummyHash
 	if err == nil {
 		hash = []byte(u.PasswordHash)
 	} else if !errors.Is(err, db.ErrNotFound) {
 		return err
 	}
-	if bcrypt.CompareHashAndPassword(hash, []byte(password)) != nil || err != nil {
+	if bcrypt.CompareHashAndPassword(hash, passwordInput(password)) != nil || err != nil {
 		h.logins.Fail(accountKey, addrKey)
 		h.log.Info("sign-in failed", "username", username, "addr", c.IP())
 		form.Error = "Wrong username or password."

@@ -1,6 +1,8 @@
 package handlers
 
 import (
+	"crypto/sha256"
+	"encoding/base64"
 	"errors"
 	"regexp"
 	"strings"
@@ -16,11 +18,20 @@ import (
 const (
 	maxUsername = 64
 	minPassword = 8
-	// maxPassword bounds the work bcrypt does; bcrypt itself reads only 72 bytes.
+	// maxPassword bounds the work of hashing a password (see passwordInput).
 	maxPassword = 1024
 )
 
 var usernamePattern = regexp.MustCompile(`^[A-Za-z0-9._@-]+$`)
+
+// passwordInput is what bcrypt is given for a password. bcrypt refuses
+// more than 72 bytes and a password may have 1,024, so it gets the
+// password's SHA-256 (base64: 44 bytes, no NUL), which keeps every byte
+// of a long password significant.
+func passwordInput(password string) []byte {
+	sum := sha256.Sum256([]byte(password))
+	return []byte(base64.StdEncoding.EncodeToString(sum[:]))
+}
 
 // signupState says who may sign up right now, with the invite in token.
 func (h *Handler) signupState(c *fiber.Ctx, token string) (first, allowed bool, err error) {
@@ -96,7 +107,7 @@ func (h *Handler) Signup(c *fiber.Ctx) error {
 	if len(f.Errors) > 0 {
 		return Render(c, fiber.StatusUnprocessableEntity, views.SignupPage(f))
 	}
-	hash, err := bcrypt.GenerateFromPassword([]byte(password), h.bcryptCost)
+	hash, err := bcrypt.GenerateFromPassword(passwordInput(password), h.bcryptCost)
 	if err != nil {
 		return err
 	}

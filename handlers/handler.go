@@ -7,6 +7,7 @@ import (
 	"errors"
 	"log/slog"
 	"net/url"
+	"strconv"
 	"strings"
 
 	"github.com/a-h/templ"
@@ -30,6 +31,7 @@ type Handler struct {
 	log        *slog.Logger
 	logins     *Limiter
 	bcryptCost int
+	dummyHash  []byte // see Login
 	runner     *runner.Runner
 	clients    clients
 	simConfig  llm.ProviderConfig
@@ -56,6 +58,12 @@ func New(o Options) *Handler {
 	if cost == 0 {
 		cost = bcrypt.DefaultCost
 	}
+	// Hashed at the real cost, so that signing in as an unknown user takes
+	// as long as with a wrong password.
+	dummy, err := bcrypt.GenerateFromPassword([]byte("knobs-dummy-password"), cost)
+	if err != nil {
+		panic("handlers: bcrypt cost " + strconv.Itoa(cost) + ": " + err.Error())
+	}
 	simCfg := o.Sim
 	if simCfg.Dialect == "" {
 		simCfg = defaultSimConfig()
@@ -69,6 +77,7 @@ func New(o Options) *Handler {
 		log:        o.Log,
 		logins:     NewLimiter(10, loginWindow),
 		bcryptCost: cost,
+		dummyHash:  dummy,
 	}
 }
 

@@ -6,15 +6,6 @@ import (
 	"knobs/views"
 )
 
-// ShowPlaygroundPage renders the playground. Until the editor lands it
-// says what the page will hold.
-func (h *Handler) ShowPlaygroundPage(c *fiber.Ctx) error {
-	return h.upcoming(c, "Playground", "playground", []string{
-		"Pick a provider (the offline simulator, Cerebras, xAI or your team's own) and a model.",
-		"Write a chat or a raw text completion and turn every knob the API has.",
-		"Press Run and watch the answer stream in, with live time to first token and tokens per second.",
-	})
-}
 
 // ShowComparePage says what the compare page will hold.
 func (h *Handler) ShowComparePage(c *fiber.Ctx) error {

@@ -92,12 +92,17 @@ func xaiModels() []Model {
 }
 
 func simModels() []Model {
-	// The simulator is free and offline; its ids name its speed.
+	// The simulator (llm/sim) is free and offline. sim-fast streams about
+	// 2,000 tokens/s, sim-reasoning about 1,000, sim-slow about 20 (for
+	// trying Stop), and sim-flaky fails mid-stream on purpose. It clamps
+	// max tokens to its own limits instead of refusing them, so no
+	// MaxOutput is given here.
 	return []Model{
 		{ID: "sim-fast", OwnedBy: "knobs", ContextLength: 131072},
 		{ID: "sim-reasoning", OwnedBy: "knobs", ContextLength: 131072, Reasoning: true,
 			ReasoningEfforts: []string{"low", "medium", "high"}},
 		{ID: "sim-slow", OwnedBy: "knobs", ContextLength: 131072},
+		{ID: "sim-flaky", OwnedBy: "knobs", ContextLength: 131072},
 	}
 }
 

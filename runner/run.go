@@ -132,6 +132,9 @@ type (
 		TimeInfo      *llm.TimeInfo `json:"time_info,omitempty"`
 		Metrics       Metrics       `json:"metrics"`
 		HTML          []string      `json:"html,omitempty"`
+		// Checks say, per choice, whether JSON output is valid, when the
+		// request asked for JSON.
+		Checks []*llm.OutputCheck `json:"checks,omitempty"`
 	}
 	errorData struct {
 		*llm.Error
@@ -206,10 +209,13 @@ func (run *Run) emitMetrics(now time.Time) {
 	run.emit("metrics", run.metrics(now))
 }
 
+// setRequest keeps the request as sent (key redacted) and tells the
+// listeners, for the raw view.
 func (run *Run) setRequest(r llm.RawRequest) {
 	run.mu.Lock()
+	defer run.mu.Unlock()
 	run.raw = r
-	run.mu.Unlock()
+	run.emit("request", r)
 }
 
 func (run *Run) request() llm.RawRequest {
@@ -229,7 +235,7 @@ func (run *Run) snapshot() (int, string) {
 
 // finish emits the closing frames and returns every frame joined, for
 // replay, and the final result as JSON.
-func (run *Run) finish(status string, upstreamErr *llm.Error, render func(string) string) (events []byte, result string) {
+func (run *Run) finish(status string, upstreamErr *llm.Error, render func(string) string, body []byte) (events []byte, result string) {
 	now := time.Now()
 	run.mu.Lock()
 	defer run.mu.Unlock()
@@ -246,6 +252,9 @@ func (run *Run) finish(status string, upstreamErr *llm.Error, render func(string
 		done.FinishReasons = append(done.FinishReasons, ch.FinishReason)
 		if render != nil {
 			done.HTML = append(done.HTML, render(ch.Content))
+		}
+		if check := llm.CheckOutput(body, ch.Content); check != nil {
+			done.Checks = append(done.Checks, check)
 		}
 	}
 	run.emit("done", done)

@@ -126,10 +126,11 @@ func (r *Runner) Run(id, user int64) (*Run, bool) {
 	return run, true
 }
 
-// Cancel stops user's run id; false when no such run is live.
+// Cancel stops user's run id; false when no such run is live (unknown,
+// another user's, or already finished).
 func (r *Runner) Cancel(id, user int64) bool {
 	run, ok := r.Run(id, user)
-	if !ok {
+	if !ok || run.Status() != "" {
 		return false
 	}
 	run.cancel(ErrCancelled)
@@ -197,7 +198,7 @@ func (r *Runner) drive(ctx context.Context, run *Run, s Streamer, spec llm.RunSp
 	case upstreamErr != nil:
 		status = db.RunError
 	}
-	events, result := run.finish(status, upstreamErr, r.opts.Render)
+	events, result := run.finish(status, upstreamErr, r.opts.Render, spec.Body)
 	raw, _ := json.Marshal(run.request())
 	// The run's own context is cancelled by now: save with a fresh one.
 	saveCtx, cancel := context.WithTimeout(context.Background(), 10*time.Second)

@@ -15,7 +15,7 @@ func TestFirstAccountIsAdmin(t *testing.T) {
 	c := srv.newClient(t)
 
 	wantPage(t, c.get("/login"), http.StatusOK, "No account exists yet.")
-	wantPage(t, c.get("/signup"), http.StatusOK, "This is the first account: it becomes the team&#39;s admin.")
+	wantPage(t, c.get("/signup"), http.StatusOK, "This is the first account: it becomes the team's admin.")
 
 	r := c.signUp("alice", "")
 	wantPage(t, r, http.StatusOK, "Welcome to Knobs, alice.", `<span class="badge">admin</span>`)
@@ -139,15 +139,15 @@ func TestSignUpBadInput(t *testing.T) {
 	long := strings.Repeat("a", 65)
 
 	tests := []struct {
-		name                string
-		username, pw, pw2   string
-		status              int
-		message             string
-		loginName, loginPw  string // must not work afterwards
+		name               string
+		username, pw, pw2  string
+		status             int
+		message            string
+		loginName, loginPw string // must not work afterwards
 	}{
 		{"empty username", "", testPassword, testPassword, 422, "Choose a username.", "", ""},
 		{"blank username", "   ", testPassword, testPassword, 422, "Choose a username.", "", ""},
-		{"username over 64", long, testPassword, testPassword, 422, "A username has at most 64 characters.", long, testPassword},
+		{"username over 64", long, testPassword, testPassword, 422, "A username has at most 64 characters.", "", ""},
 		{"username with a space", "two words", testPassword, testPassword, 422, "Use only letters, digits, dots, dashes, underscores or @.", "two words", testPassword},
 		{"password under 8", "shorty", "1234567", "1234567", 422, "A password needs at least 8 characters.", "shorty", "1234567"},
 		{"password over 1024 bytes", "longpw", strings.Repeat("p", 1025), strings.Repeat("p", 1025), 422, "A password has at most 1,024 bytes.", "longpw", strings.Repeat("p", 1000)},
@@ -190,9 +190,15 @@ func TestLogIn(t *testing.T) {
 	wantRedirect(t, r, "/login?next=%2Fsettings")
 	r = c.follow(r)
 	wantPage(t, r, http.StatusOK, `name="next" value="/settings"`)
+	before := c.token()
 	r = c.postForm("/login", form("username", "Admin", "password", testPassword, "next", "/settings"))
 	wantRedirect(t, r, "/settings")
 	wantPage(t, c.follow(r), http.StatusOK, "Signed in as <strong>admin</strong>")
+	if c.token() == before {
+		t.Errorf("the CSRF token did not change on sign-in")
+	}
+	// The token from before signing in no longer works.
+	wantPage(t, c.postForm("/settings/signup-mode", form("_csrf", before, "mode", "open")), http.StatusForbidden)
 
 	// A next that leaves the site is dropped.
 	for _, next := range []string{"//evil.example/", "https://evil.example/", `/\evil.example`} {
@@ -227,7 +233,6 @@ func TestLogInFailures(t *testing.T) {
 		})
 	}
 }
-
 
 func TestLogInRateLimitPerAccount(t *testing.T) {
 	t.Parallel()
@@ -272,10 +277,36 @@ func TestLogInRateLimitPerAddress(t *testing.T) {
 func TestLogOut(t *testing.T) {
 	t.Parallel()
 	_, admin := newTeam(t)
+	old := admin.token()
 	r := admin.logOut()
 	wantRedirect(t, r, "/login")
+	// The signed-in page's token is dead, too.
+	wantPage(t, admin.postForm("/logout", form("_csrf", old)), http.StatusForbidden)
 	wantRedirect(t, admin.get("/"), "/login?next=%2F")
 	wantPage(t, admin.get("/login"), http.StatusOK, "Sign in to Knobs")
+}
+
+// publicRoutes need no sign-in; every other route of the app does.
+var publicRoutes = []string{"/healthz", "/static", "/login", "/signup", "/logout"}
+
+func isPublic(path string) bool {
+	for _, p := range publicRoutes {
+		if path == p || strings.HasPrefix(path, p+"/") {
+			return true
+		}
+	}
+	return false
+}
+
+// concretePath fills a route's parameters: /runs/:id/events -> /runs/1/events.
+func concretePath(route string) string {
+	parts := strings.Split(route, "/")
+	for i, p := range parts {
+		if strings.HasPrefix(p, ":") || p == "*" || strings.HasPrefix(p, "+") {
+			parts[i] = "1"
+		}
+	}
+	return strings.Join(parts, "/")
 }
 
 func TestPagesNeedSignIn(t *testing.T) {
@@ -286,17 +317,39 @@ func TestPagesNeedSignIn(t *testing.T) {
 	for _, path := range []string{"/", "/compare", "/presets", "/history", "/settings", "/settings?tab=keys", "/no-such-page"} {
 		wantRedirect(t, c.get(path), "/login?next="+url.QueryEscape(path))
 	}
-	posts := []string{
-		"/settings/keys", "/settings/keys/remove", "/settings/team-keys", "/settings/team-keys/remove",
-		"/settings/providers", "/settings/providers/groq/remove", "/settings/invites", "/settings/invites/1/revoke",
-		"/settings/signup-mode", "/settings/members/1/role", "/settings/members/1/remove",
+
+	// Every route the app has, so that a route added later is covered.
+	seen := 0
+	for _, rt := range srv.app.GetRoutes(true) {
+		if isPublic(rt.Path) || rt.Method == http.MethodHead || rt.Method == http.MethodOptions {
+			continue
+		}
+		seen++
+		path := concretePath(rt.Path)
+		switch rt.Method {
+		case http.MethodGet:
+			wantRedirect(t, c.get(path), "/login?next="+url.QueryEscape(path))
+		default:
+			req, err := http.NewRequest(rt.Method, srv.url+path, strings.NewReader(form(
+				"_csrf", c.token(), "provider", "cerebras", "key", "sk-should-not-be-saved-1234", "mode", "open", "days", "7", "role", "member").Encode()))
+			if err != nil {
+				t.Fatal(err)
+			}
+			req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+			r := c.do(req)
+			if r.status != http.StatusUnauthorized || !r.has("Sign in first.") {
+				t.Errorf("%s %s signed out: %d, want 401 Sign in first.; page says: %s", rt.Method, path, r.status, errorText(r))
+			}
+		}
 	}
-	for _, path := range posts {
-		r := c.postForm(path, form("provider", "cerebras", "key", "sk-should-not-be-saved-1234", "mode", "open", "days", "7", "role", "member"))
-		wantPage(t, r, http.StatusUnauthorized, "Sign in first.")
+	if seen < 15 {
+		t.Errorf("only %d routes found behind sign-in", seen)
 	}
 	if mode, _ := srv.store.Setting(context.Background(), "signup_mode"); mode == "open" {
 		t.Errorf("a signed-out POST changed the sign-up mode")
+	}
+	if keys, _ := srv.store.ProviderKeys(context.Background(), 0); len(keys) != 0 {
+		t.Errorf("a signed-out POST stored a key")
 	}
 
 	// Open to anyone.

@@ -22,11 +22,14 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gofiber/fiber/v2"
 	"golang.org/x/crypto/bcrypt"
 
 	"knobs/config"
 	"knobs/db"
 	"knobs/handlers"
+	"knobs/markdown"
+	"knobs/runner"
 	"knobs/vault"
 	"knobs/web"
 	"knobs/web/session"
@@ -43,31 +46,44 @@ type server struct {
 	url    string // http://127.0.0.1:port
 	dbPath string
 	store  *db.Store
+	runs   *runner.Runner
+	app    *fiber.App
 	cfg    config.Config
 	log    *logBuffer
 }
 
-// serverOption changes the environment the server's config is read from.
-type serverOption func(env map[string]string)
+// serverSetup is what a serverOption may change before the server starts.
+type serverSetup struct {
+	env    map[string]string // the environment config.Load reads
+	runner runner.Options
+}
+
+// serverOption changes how newServer builds the app.
+type serverOption func(*serverSetup)
 
 // withEnv sets one environment variable for the server.
 func withEnv(name, value string) serverOption {
-	return func(env map[string]string) { env[name] = value }
+	return func(s *serverSetup) { s.env[name] = value }
+}
+
+// withRunner sets the runner's options (Render is filled in when nil).
+func withRunner(o runner.Options) serverOption {
+	return func(s *serverSetup) { s.runner = o }
 }
 
 // newServer starts Knobs on 127.0.0.1:0 with a fresh database in
 // t.TempDir(); it stops when the test ends.
 func newServer(t *testing.T, opts ...serverOption) *server {
 	t.Helper()
-	env := map[string]string{
+	setup := serverSetup{env: map[string]string{
 		"KNOBS_ADDR":   "127.0.0.1:0",
 		"KNOBS_DB":     filepath.Join(t.TempDir(), "knobs.db"),
 		"KNOBS_SECRET": testSecret,
-	}
+	}}
 	for _, o := range opts {
-		o(env)
+		o(&setup)
 	}
-	cfg, err := config.Load(func(k string) string { return env[k] })
+	cfg, err := config.Load(func(k string) string { return setup.env[k] })
 	if err != nil {
 		t.Fatalf("config: %v", err)
 	}
@@ -82,7 +98,11 @@ func newServer(t *testing.T, opts ...serverOption) *server {
 	if err != nil {
 		t.Fatalf("vault: %v", err)
 	}
-	h := handlers.New(handlers.Options{Store: store, Box: box, Config: cfg, Log: log, BcryptCost: bcrypt.MinCost})
+	if setup.runner.Render == nil {
+		setup.runner.Render = markdown.New().Render
+	}
+	runs := runner.New(store, log, setup.runner)
+	h := handlers.New(handlers.Options{Store: store, Box: box, Config: cfg, Log: log, Runner: runs, BcryptCost: bcrypt.MinCost})
 	app := web.New(h, session.NewManager(cfg.Secret, cfg.SecureCookies), log)
 
 	ln, err := net.Listen("tcp", cfg.Addr)
@@ -93,6 +113,11 @@ func newServer(t *testing.T, opts ...serverOption) *server {
 	served := make(chan error, 1)
 	go func() { served <- app.Listener(ln) }()
 	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		if err := runs.Shutdown(ctx); err != nil {
+			t.Errorf("runs shutdown: %v", err)
+		}
 		if err := app.ShutdownWithTimeout(5 * time.Second); err != nil {
 			t.Errorf("shutdown: %v", err)
 		}
@@ -101,7 +126,7 @@ func newServer(t *testing.T, opts ...serverOption) *server {
 		}
 		store.Close() // a test may have closed it already
 	})
-	return &server{url: "http://" + ln.Addr().String(), dbPath: cfg.DBPath, store: store, cfg: cfg, log: logs}
+	return &server{url: "http://" + ln.Addr().String(), dbPath: cfg.DBPath, store: store, runs: runs, app: app, cfg: cfg, log: logs}
 }
 
 // logBuffer collects the server's log for tests that look at it.

@@ -35,6 +35,12 @@ func routes(app *fiber.App, h *handlers.Handler, sessions *session.Manager) {
 	app.Get("/presets", h.ShowPresetsPage)
 	app.Get("/history", h.ShowHistoryPage)
 
+	// Playground.
+	app.Get("/playground/panel", h.ShowPanel)
+	app.Get("/playground/models", h.ListModels)
+	app.Post("/playground/state", h.SavePlaygroundState)
+	app.Post("/playground/code", h.ShowCode)
+
 	// Runs.
 	app.Post("/runs", h.CreateRun)
 	app.Get("/runs/:id/events", h.RunEvents)

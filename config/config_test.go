@@ -1,0 +1,122 @@
+package config_test
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+
+	"knobs/config"
+)
+
+func env(m map[string]string) func(string) string {
+	return func(k string) string { return m[k] }
+}
+
+func TestDefaults(t *testing.T) {
+	c, err := config.Load(env(nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := config.Config{
+		Addr:            "127.0.0.1:8080",
+		DBPath:          "./knobs.db",
+		CerebrasBaseURL: "https://api.cerebras.ai",
+		XAIBaseURL:      "https://api.x.ai",
+	}
+	if c != want {
+		t.Errorf("defaults:\n got %+v\nwant %+v", c, want)
+	}
+}
+
+func TestLoadValues(t *testing.T) {
+	c, err := config.Load(env(map[string]string{
+		"KNOBS_ADDR":           ":9000",
+		"KNOBS_DB":             "/data/k.db",
+		"KNOBS_SECRET":         strings.Repeat("s", 32),
+		"KNOBS_SECURE_COOKIES": "true",
+		"CEREBRAS_API_KEY":     "  csk-abc \n",
+		"CEREBRAS_BASE_URL":    "http://localhost:9999/v1/",
+		"XAI_API_KEY":          "xai-abc",
+		"XAI_BASE_URL":         "https://proxy.example/xai/",
+	}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := config.Config{
+		Addr:            ":9000",
+		DBPath:          "/data/k.db",
+		Secret:          strings.Repeat("s", 32),
+		SecureCookies:   true,
+		CerebrasKey:     "csk-abc",
+		CerebrasBaseURL: "http://localhost:9999",
+		XAIKey:          "xai-abc",
+		XAIBaseURL:      "https://proxy.example/xai",
+	}
+	if c != want {
+		t.Errorf("loaded:\n got %+v\nwant %+v", c, want)
+	}
+}
+
+func TestWrongValueNamesItsVariable(t *testing.T) {
+	for _, tt := range []struct{ name, value string }{
+		{"KNOBS_ADDR", "8080"},
+		{"KNOBS_ADDR", "localhost"},
+		{"KNOBS_DB", "   "},
+		{"KNOBS_SECRET", "too-short"},
+		{"KNOBS_SECURE_COOKIES", "maybe"},
+		{"CEREBRAS_BASE_URL", "api.cerebras.ai"},
+		{"CEREBRAS_BASE_URL", "ftp://api.cerebras.ai"},
+		{"XAI_BASE_URL", "https://"},
+		{"XAI_BASE_URL", "https://user:pw@api.x.ai"},
+	} {
+		t.Run(tt.name+"="+tt.value, func(t *testing.T) {
+			_, err := config.Load(env(map[string]string{tt.name: tt.value}))
+			if err == nil {
+				t.Fatalf("%s=%q accepted", tt.name, tt.value)
+			}
+			if !strings.Contains(err.Error(), tt.name+":") {
+				t.Errorf("error %q does not name %s", err, tt.name)
+			}
+			if tt.name == "KNOBS_SECRET" && strings.Contains(err.Error(), tt.value) {
+				t.Errorf("error %q shows the secret", err)
+			}
+		})
+	}
+}
+
+func TestBaseURL(t *testing.T) {
+	for _, tt := range []struct{ in, want string }{
+		{"https://api.x.ai", "https://api.x.ai"},
+		{"https://api.x.ai/", "https://api.x.ai"},
+		{"https://api.x.ai/v1", "https://api.x.ai"},
+		{"https://api.x.ai/v1/", "https://api.x.ai"},
+		{"  https://api.groq.com/openai/v1  ", "https://api.groq.com/openai"},
+		{"http://localhost:11434", "http://localhost:11434"},
+		{"http://127.0.0.1:8000/v1", "http://127.0.0.1:8000"},
+		{"https://openrouter.ai/api/v1", "https://openrouter.ai/api"},
+		{"https://example.com/v10", "https://example.com/v10"},
+	} {
+		got, err := config.BaseURL(tt.in)
+		if err != nil || got != tt.want {
+			t.Errorf("BaseURL(%q) = %q, %v; want %q", tt.in, got, err, tt.want)
+		}
+	}
+	for _, bad := range []string{"", "localhost:11434", "ftp://x", "https://", "https://a:b@x.ai", "javascript:alert(1)"} {
+		if got, err := config.BaseURL(bad); err == nil {
+			t.Errorf("BaseURL(%q) = %q, want an error", bad, got)
+		}
+	}
+}
+
+func TestUsageListsEveryVariable(t *testing.T) {
+	var b bytes.Buffer
+	config.Usage(&b)
+	for _, name := range []string{"KNOBS_ADDR", "KNOBS_DB", "KNOBS_SECRET", "KNOBS_SECURE_COOKIES", "CEREBRAS_API_KEY", "CEREBRAS_BASE_URL", "XAI_API_KEY", "XAI_BASE_URL"} {
+		if !strings.Contains(b.String(), name) {
+			t.Errorf("usage lacks %s:\n%s", name, b.String())
+		}
+	}
+	if !strings.Contains(b.String(), "127.0.0.1:8080") {
+		t.Errorf("usage does not show the default address")
+	}
+}

@@ -1,0 +1,60 @@
+package handlers
+
+import (
+	"errors"
+	"strings"
+
+	"github.com/gofiber/fiber/v2"
+
+	"knobs/llm"
+	"knobs/snippet"
+)
+
+// keyEnv names the environment variable a snippet reads p's key from.
+func keyEnv(p Provider) string {
+	switch p.ID {
+	case "cerebras":
+		return "CEREBRAS_API_KEY"
+	case "xai":
+		return "XAI_API_KEY"
+	case "sim":
+		return ""
+	}
+	return strings.ToUpper(strings.ReplaceAll(p.ID, "-", "_")) + "_API_KEY"
+}
+
+// ShowCode answers the spec as curl, Python, JavaScript and Go code that
+// sends exactly the request Knobs sends, reading the key from the
+// environment.
+func (h *Handler) ShowCode(c *fiber.Ctx) error {
+	spec, err := readSpec(c)
+	if err != nil {
+		return c.Status(fiber.StatusBadRequest).JSON(fiber.Map{"error": err.Error()})
+	}
+	p, err := h.findProvider(ctx(c), spec.Provider)
+	if errors.Is(err, errNoProvider) {
+		return c.Status(fiber.StatusUnprocessableEntity).JSON(fiber.Map{"error": "There is no such provider."})
+	} else if err != nil {
+		return err
+	}
+	if !spec.Endpoint.Valid() {
+		return c.Status(fiber.StatusUnprocessableEntity).JSON(fiber.Map{"error": `The endpoint is "chat" or "completion".`})
+	}
+	body, err := llm.WireBody(p.Dialect, spec.Body)
+	if err != nil {
+		return c.Status(fiber.StatusUnprocessableEntity).JSON(fiber.Map{"error": "The body is not a JSON object."})
+	}
+	base, note := p.BaseURL, ""
+	if p.Dialect == llm.DialectSim {
+		base = "https://api.cerebras.ai"
+		note = "The simulator runs inside Knobs and has no address of its own; it speaks Cerebras' wire format, so this code targets Cerebras (set CEREBRAS_API_KEY and pick a Cerebras model)."
+	}
+	env := keyEnv(p)
+	if env == "" && p.Dialect == llm.DialectSim {
+		env = "CEREBRAS_API_KEY"
+	}
+	return c.JSON(fiber.Map{
+		"snippets": snippet.Render(snippet.Request{BaseURL: base, Path: spec.Endpoint.Path(), KeyEnv: env, Body: body}),
+		"note":     note,
+	})
+}

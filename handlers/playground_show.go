@@ -1,0 +1,192 @@
+package handlers
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/gofiber/fiber/v2"
+
+	"knobs/llm"
+	"knobs/views"
+)
+
+// defaultSpec is what a fresh playground holds: the simulator, so that the
+// first Run works with no key and no network.
+var defaultSpec = llm.RunSpec{
+	Provider: "sim",
+	Endpoint: llm.EndpointChat,
+	Body:     json.RawMessage(`{"model":"sim-fast","messages":[{"role":"system","content":"You are a helpful assistant."},{"role":"user","content":"Explain in three short paragraphs why the sky is blue."}]}`),
+}
+
+// ShowPlaygroundPage renders the playground with the spec the user left.
+func (h *Handler) ShowPlaygroundPage(c *fiber.Ctx) error {
+	u, _ := CurrentUser(c)
+	spec := defaultSpec
+	saved, err := h.store.PlaygroundState(ctx(c), u.ID)
+	if err != nil {
+		return err
+	}
+	if saved != "" {
+		var s llm.RunSpec
+		if json.Unmarshal([]byte(saved), &s) == nil && s.Endpoint.Valid() {
+			spec = s
+		}
+	}
+	providers, err := h.providerList(ctx(c))
+	if err != nil {
+		return err
+	}
+	p, ok := providerByID(providers, spec.Provider)
+	if !ok {
+		spec = defaultSpec
+		p = providers[0]
+	}
+	specJSON, err := json.Marshal(spec)
+	if err != nil {
+		return err
+	}
+	v := views.PlaygroundView{
+		Page:  h.page(c, "Playground", "playground"),
+		Spec:  string(specJSON),
+		Panel: h.panelView(c.UserContext(), p, spec.Endpoint, spec.Model(), false),
+	}
+	for _, o := range providers {
+		v.Providers = append(v.Providers, views.ProviderOption{ID: o.ID, Name: o.Name, Selected: o.ID == p.ID})
+	}
+	return Render(c, fiber.StatusOK, views.PlaygroundPage(v))
+}
+
+// ShowPanel renders the parameter panel alone, for a changed provider,
+// endpoint or model.
+func (h *Handler) ShowPanel(c *fiber.Ctx) error {
+	p, err := h.findProvider(ctx(c), c.Query("provider"))
+	if err != nil {
+		return fiber.NewError(fiber.StatusNotFound, "There is no such provider.")
+	}
+	e := llm.Endpoint(c.Query("endpoint"))
+	if !e.Valid() {
+		return fiber.NewError(fiber.StatusBadRequest, `The endpoint is "chat" or "completion".`)
+	}
+	return Render(c, fiber.StatusOK, views.Panel(h.panelView(c.UserContext(), p, e, c.Query("model"), false)))
+}
+
+func providerByID(list []Provider, id string) (Provider, bool) {
+	for _, p := range list {
+		if p.ID == id {
+			return p, true
+		}
+	}
+	return Provider{}, false
+}
+
+// completionInputs belong with the prompt; the panel shows them first.
+var completionInputs = map[string]bool{"suffix": true, "echo": true, "best_of": true}
+
+// panelSkips are edited elsewhere (model, messages, prompt) or set by Knobs.
+var panelSkips = map[string]bool{"model": true, "messages": true, "prompt": true, "stream": true}
+
+// panelView builds the parameter panel for provider p, endpoint e and model id.
+func (h *Handler) panelView(ctx context.Context, p Provider, e llm.Endpoint, modelID string, live bool) views.PanelView {
+	model := h.model(p, modelID)
+	v := views.PanelView{Provider: p.ID, Endpoint: string(e), Model: modelID, ModelHint: modelHint(model)}
+	for _, m := range llm.KnownModels(p.Dialect) {
+		v.Models = append(v.Models, views.ModelOption{ID: m.ID, Hint: modelHint(m)})
+	}
+	groups := map[string]int{}
+	if e == llm.EndpointCompletion {
+		groups["completion input"] = 0
+		v.Groups = append(v.Groups, views.ParamGroup{Name: "Completion input"})
+	}
+	for _, prm := range llm.Params(p.Dialect, e) {
+		if panelSkips[prm.Name] {
+			continue
+		}
+		ctl := paramControl(prm)
+		if ok, reason := llm.Support(p.Dialect, e, model, prm.Name); !ok {
+			ctl.Disabled, ctl.Reason = true, reason
+		}
+		name := string(prm.Group)
+		if e == llm.EndpointCompletion && completionInputs[prm.Name] {
+			name = "completion input"
+		}
+		i, ok := groups[name]
+		if !ok {
+			i = len(v.Groups)
+			groups[name] = i
+			v.Groups = append(v.Groups, views.ParamGroup{Name: strings.ToUpper(name[:1]) + name[1:]})
+		}
+		v.Groups[i].Params = append(v.Groups[i].Params, ctl)
+	}
+	return v
+}
+
+// paramControl picks the control for a registry parameter.
+func paramControl(p llm.Param) views.ParamControl {
+	c := views.ParamControl{Name: p.Name, Doc: p.Doc, Enum: p.Enum, MaxItems: p.MaxItems, Note: p.Note, Placeholder: "unset"}
+	if p.Default != nil {
+		c.Placeholder = fmt.Sprintf("default %v", p.Default)
+	}
+	if p.Min != nil {
+		c.Min = strconv.FormatFloat(*p.Min, 'f', -1, 64)
+	}
+	if p.Max != nil {
+		c.Max = strconv.FormatFloat(*p.Max, 'f', -1, 64)
+	}
+	switch p.Type {
+	case llm.TypeNumber:
+		c.Kind, c.Step = "number", "any"
+	case llm.TypeInteger:
+		c.Kind, c.Step = "integer", "1"
+	case llm.TypeBoolean:
+		c.Kind = "bool"
+	case llm.TypeEnum:
+		c.Kind = "enum"
+	case llm.TypeStringOrArray, llm.TypeStringArray:
+		c.Kind = "stop"
+		if c.MaxItems == 0 {
+			c.MaxItems = 4
+		}
+	case llm.TypeEnumOrObject:
+		c.Kind = "tool_choice"
+	case llm.TypeObject, llm.TypeArray:
+		c.Kind = "json"
+		if p.Name == "response_format" {
+			c.Kind = "response_format"
+		}
+		if c.Placeholder == "unset" {
+			c.Placeholder = "JSON, unset"
+		}
+	default:
+		c.Kind = "string"
+	}
+	return c
+}
+
+// modelHint says what is known of a model in one line.
+func modelHint(m llm.Model) string {
+	var parts []string
+	if m.Reasoning {
+		r := "reasoning"
+		if len(m.ReasoningEfforts) > 0 {
+			r += " (" + strings.Join(m.ReasoningEfforts, ", ") + ")"
+		}
+		parts = append(parts, r)
+	}
+	if m.ContextLength > 0 {
+		parts = append(parts, humanTokens(m.ContextLength)+" context")
+	}
+	if m.PromptPrice > 0 || m.CompletionPrice > 0 {
+		parts = append(parts, fmt.Sprintf("$%g/M in, $%g/M out", m.PromptPrice, m.CompletionPrice))
+	}
+	return strings.Join(parts, " · ")
+}
+
+func humanTokens(n int) string {
+	if n >= 1000 {
+		return strconv.Itoa(n/1000) + "k"
+	}
+	return strconv.Itoa(n)
+}

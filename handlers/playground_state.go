@@ -1,0 +1,77 @@
+package handlers
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"time"
+
+	"github.com/gofiber/fiber/v2"
+
+	"knobs/llm"
+)
+
+// SavePlaygroundState keeps the spec the user is editing, so that a
+// reload, or another browser, finds the playground as it was left.
+func (h *Handler) SavePlaygroundState(c *fiber.Ctx) error {
+	u, _ := CurrentUser(c)
+	spec, err := readSpec(c)
+	if err != nil {
+		return c.Status(fiber.StatusBadRequest).JSON(fiber.Map{"error": err.Error()})
+	}
+	if !spec.Endpoint.Valid() {
+		return c.Status(fiber.StatusBadRequest).JSON(fiber.Map{"error": `The endpoint is "chat" or "completion".`})
+	}
+	var body map[string]json.RawMessage
+	if json.Unmarshal(spec.Body, &body) != nil {
+		return c.Status(fiber.StatusBadRequest).JSON(fiber.Map{"error": "The body is not a JSON object."})
+	}
+	b, err := json.Marshal(spec)
+	if err != nil {
+		return err
+	}
+	if err := h.store.SetPlaygroundState(ctx(c), u.ID, string(b)); err != nil {
+		return err
+	}
+	return c.SendStatus(fiber.StatusNoContent)
+}
+
+// modelEntry is one model of the models list the page shows.
+type modelEntry struct {
+	ID   string    `json:"id"`
+	Hint string    `json:"hint"`
+	Info llm.Model `json:"info"`
+}
+
+// ListModels answers the provider's models as JSON: its own list when it
+// answers, else the built-in one, with a note saying so.
+func (h *Handler) ListModels(c *fiber.Ctx) error {
+	u, _ := CurrentUser(c)
+	p, err := h.findProvider(ctx(c), c.Query("provider"))
+	if errors.Is(err, errNoProvider) {
+		return fiber.NewError(fiber.StatusNotFound, "There is no such provider.")
+	} else if err != nil {
+		return err
+	}
+	var models []llm.Model
+	note := ""
+	client, err := h.client(ctx(c), u.ID, p)
+	switch {
+	case errors.Is(err, errNoKey):
+		models, note = llm.KnownModels(p.Dialect), "No API key: showing Knobs' built-in list."
+	case err != nil:
+		models, note = llm.KnownModels(p.Dialect), "The stored key cannot be read: showing Knobs' built-in list."
+	default:
+		mctx, cancel := context.WithTimeout(ctx(c), 8*time.Second)
+		defer cancel()
+		models, err = client.Models(mctx)
+		if err != nil {
+			note = "The provider's model list is unavailable (" + err.Error() + "): showing Knobs' built-in list."
+		}
+	}
+	out := make([]modelEntry, 0, len(models))
+	for _, m := range models {
+		out = append(out, modelEntry{ID: m.ID, Hint: modelHint(m), Info: m})
+	}
+	return c.JSON(fiber.Map{"models": out, "note": note})
+}

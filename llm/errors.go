@@ -1,0 +1,344 @@
+package llm
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"html"
+	"net"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// errorFields is what could be read out of an error body of any of the
+// shapes providers use.
+type errorFields struct {
+	message, typ, param, code, field string
+	status                           int // status_code inside the body, if any
+}
+
+// errorBody matches every error body shape at once: Cerebras' flat
+// {"message","type","param","code"}, OpenAI's {"error":{...}}, xAI's
+// {"code":"...","error":"..."}, FastAPI's {"detail":[...]} or
+// {"detail":"..."}, and the error chunk {"error":{...},"status_code":500}.
+// Fields are raw so that one odd type does not hide the rest.
+type errorBody struct {
+	Message    json.RawMessage `json:"message"`
+	Type       json.RawMessage `json:"type"`
+	Param      json.RawMessage `json:"param"`
+	Code       json.RawMessage `json:"code"`
+	Error      json.RawMessage `json:"error"`
+	Detail     json.RawMessage `json:"detail"`
+	StatusCode json.RawMessage `json:"status_code"`
+}
+
+// rawText returns a JSON string's value, a number's text, or "" for null,
+// objects and arrays.
+func rawText(raw json.RawMessage) string {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 {
+		return ""
+	}
+	switch raw[0] {
+	case '"':
+		var s string
+		if json.Unmarshal(raw, &s) == nil {
+			return s
+		}
+		return ""
+	case '-', '0', '1', '2', '3', '4', '5', '6', '7', '8', '9':
+		return string(raw)
+	}
+	return ""
+}
+
+// parseErrorBody reads an error body; ok is false when it is not a JSON
+// object with anything recognisable in it.
+func parseErrorBody(body []byte) (errorFields, bool) {
+	var b errorBody
+	body = bytes.TrimSpace(body)
+	if len(body) == 0 || body[0] != '{' || json.Unmarshal(body, &b) != nil {
+		return errorFields{}, false
+	}
+	f := errorFields{
+		message: rawText(b.Message),
+		typ:     rawText(b.Type),
+		param:   rawText(b.Param),
+		code:    rawText(b.Code),
+	}
+	if n, err := strconv.Atoi(rawText(b.StatusCode)); err == nil {
+		f.status = n
+	}
+	if e := bytes.TrimSpace(b.Error); len(e) > 0 {
+		switch e[0] {
+		case '{':
+			var inner errorBody
+			if json.Unmarshal(e, &inner) == nil {
+				f.message = rawText(inner.Message)
+				f.typ = firstNonEmpty(rawText(inner.Type), f.typ)
+				f.param = firstNonEmpty(rawText(inner.Param), f.param)
+				f.code = firstNonEmpty(rawText(inner.Code), f.code)
+				if len(inner.Detail) > 0 && f.message == "" {
+					f.message, f.field = detailMessage(inner.Detail)
+				}
+			}
+		case '"':
+			f.message = rawText(e) // xAI: "code" is then a sentence, kept as Code
+		}
+	}
+	if f.message == "" && len(b.Detail) > 0 {
+		f.message, f.field = detailMessage(b.Detail)
+	}
+	if f.field == "" {
+		f.field = fieldOf(f.message, f.param)
+	}
+	if f.message == "" && f.code == "" && f.typ == "" {
+		return f, false
+	}
+	return f, true
+}
+
+// detailMessage reads FastAPI's detail: a string, or a list of
+// {"loc":["body","temperature"],"msg":"..."} whose messages are joined.
+func detailMessage(raw json.RawMessage) (msg, field string) {
+	if s := rawText(raw); s != "" {
+		return s, ""
+	}
+	var ds []ValidationDetail
+	if json.Unmarshal(raw, &ds) != nil {
+		return "", ""
+	}
+	var msgs []string
+	for _, d := range ds {
+		if d.Msg != "" {
+			msgs = append(msgs, d.Msg)
+		}
+		if field == "" {
+			field = locField(d.Loc)
+		}
+	}
+	return strings.Join(msgs, "; "), field
+}
+
+// locField turns ["body","messages",0,"content"] into "messages.0.content".
+func locField(loc []any) string {
+	var parts []string
+	for i, p := range loc {
+		s := fmt.Sprint(p)
+		if f, ok := p.(float64); ok {
+			s = strconv.FormatFloat(f, 'f', -1, 64)
+		}
+		if i == 0 && s == "body" {
+			continue
+		}
+		parts = append(parts, s)
+	}
+	return strings.Join(parts, ".")
+}
+
+// fieldOf finds the request field an error is about: Cerebras' message
+// "body.store: property 'body.store' is unsupported" names it, otherwise a
+// param that is a field name rather than a category.
+func fieldOf(message, param string) string {
+	if rest, ok := strings.CutPrefix(message, "body."); ok {
+		if i := strings.IndexAny(rest, ": "); i > 0 {
+			return rest[:i]
+		}
+	}
+	switch param {
+	case "", "validation_error", "quota", "api_key", "authorization":
+		return ""
+	}
+	if strings.ContainsAny(param, " \t") {
+		return ""
+	}
+	return param
+}
+
+func firstNonEmpty(a, b string) string {
+	if a != "" {
+		return a
+	}
+	return b
+}
+
+// classifyResponse turns a failed HTTP answer into an Error, keeping the
+// provider's message verbatim. An HTML page is reduced to its title: it
+// says what happened and the rest is a CDN's markup.
+func classifyResponse(status int, h http.Header, body []byte, now time.Time) *Error {
+	e := &Error{Status: status}
+	if isHTML(h, body) {
+		e.Kind = ErrHTMLPage
+		e.Message = htmlTitle(body)
+		if e.Message == "" {
+			e.Message = http.StatusText(status)
+		}
+		e.RetryAfter = retryAfter(h, now)
+		return e
+	}
+	f, ok := parseErrorBody(body)
+	if ok {
+		e.Message, e.Code, e.Type, e.Field = f.message, f.code, f.typ, f.field
+	} else {
+		e.Message = plainText(body)
+	}
+	if e.Message == "" {
+		e.Message = http.StatusText(status)
+	}
+	e.Kind = errorKindFor(status, f, e.Message)
+	if e.Kind == ErrRateLimit || e.Kind == ErrServer || e.Kind == ErrNoCredits {
+		e.RetryAfter = retryAfter(h, now)
+	}
+	if e.Kind != ErrValidation && e.Kind != ErrUnknownModel {
+		e.Field = ""
+	}
+	return e
+}
+
+func errorKindFor(status int, f errorFields, message string) ErrorKind {
+	text := strings.ToLower(message + " " + f.code + " " + f.typ)
+	switch {
+	case status == http.StatusUnauthorized || f.code == "wrong_api_key" || f.code == "invalid_api_key" || badKeyText(text):
+		return ErrBadKey
+	case status == http.StatusPaymentRequired:
+		return ErrNoCredits
+	case (status == http.StatusTooManyRequests || status == http.StatusForbidden) && noCreditsText(text):
+		return ErrNoCredits
+	case status == http.StatusForbidden:
+		return ErrPermission
+	case status == http.StatusTooManyRequests:
+		return ErrRateLimit
+	case f.code == "model_not_found" || (status == http.StatusNotFound && strings.Contains(text, "model")):
+		return ErrUnknownModel
+	case status == http.StatusRequestTimeout || status == http.StatusGatewayTimeout:
+		return ErrTimeout
+	case status >= 500:
+		return ErrServer
+	case status == http.StatusBadRequest, status == http.StatusUnprocessableEntity,
+		status == http.StatusRequestEntityTooLarge, status == http.StatusUnsupportedMediaType:
+		return ErrValidation
+	}
+	return ErrBadResponse
+}
+
+func badKeyText(s string) bool {
+	if !strings.Contains(s, "api key") && !strings.Contains(s, "api_key") && !strings.Contains(s, "apikey") {
+		return false
+	}
+	for _, w := range []string{"incorrect", "invalid", "wrong", "missing", "no api key", "not provided", "revoked", "expired"} {
+		if strings.Contains(s, w) {
+			return true
+		}
+	}
+	return false
+}
+
+func noCreditsText(s string) bool {
+	for _, w := range []string{"credit", "spending limit", "insufficient_quota", "billing", "exceeded your current quota", "payment"} {
+		if strings.Contains(s, w) {
+			return true
+		}
+	}
+	return false
+}
+
+func isHTML(h http.Header, body []byte) bool {
+	if strings.Contains(strings.ToLower(h.Get("Content-Type")), "text/html") {
+		return true
+	}
+	b := bytes.TrimSpace(body)
+	if len(b) == 0 || b[0] != '<' {
+		return false
+	}
+	head := strings.ToLower(string(b[:min(len(b), 512)]))
+	return strings.HasPrefix(head, "<!doctype html") || strings.Contains(head, "<html") ||
+		strings.Contains(head, "<head") || strings.Contains(head, "<title") || strings.Contains(head, "<body")
+}
+
+// htmlTitle returns the text of the page's <title>, unescaped and with its
+// whitespace collapsed, or "".
+func htmlTitle(body []byte) string {
+	low := bytes.ToLower(body)
+	i := bytes.Index(low, []byte("<title"))
+	if i < 0 {
+		return ""
+	}
+	j := bytes.IndexByte(low[i:], '>')
+	if j < 0 {
+		return ""
+	}
+	start := i + j + 1
+	end := bytes.Index(low[start:], []byte("</title"))
+	if end < 0 {
+		return ""
+	}
+	t := html.UnescapeString(string(body[start : start+end]))
+	t = strings.Join(strings.Fields(t), " ")
+	return truncate(t, 300)
+}
+
+// plainText is a non-JSON, non-HTML body as a message, bounded so a
+// runaway body cannot fill the page.
+func plainText(body []byte) string {
+	return truncate(strings.TrimSpace(string(body)), 1000)
+}
+
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	// Cut on a rune boundary.
+	for n > 0 && n < len(s) && s[n]&0xC0 == 0x80 {
+		n--
+	}
+	return s[:n] + "…"
+}
+
+// streamError builds the Error of an error chunk inside a 200 stream, with
+// or without an "event: error" line before it. Its status_code, when
+// present, is the real status of the failure.
+func streamError(data []byte) *Error {
+	e := &Error{Kind: ErrStream}
+	f, ok := parseErrorBody(data)
+	if !ok {
+		e.Message = plainText(data)
+		if e.Message == "" {
+			e.Message = "the provider reported an error in the stream"
+		}
+		return e
+	}
+	e.Message, e.Code, e.Type, e.Field, e.Status = f.message, f.code, f.typ, f.field, f.status
+	if e.Message == "" {
+		e.Message = firstNonEmpty(f.code, f.typ)
+	}
+	return e
+}
+
+// transportError classifies a failure to get or read an answer. closed
+// says the caller ended the stream; timedOut that the first-byte timer
+// fired.
+func transportError(err error, parent context.Context, closed, timedOut bool, timeout time.Duration, midStream bool) *Error {
+	switch {
+	case timedOut:
+		return &Error{Kind: ErrTimeout, Message: fmt.Sprintf("no answer from the provider within %s", timeout)}
+	case closed:
+		return &Error{Kind: ErrCanceled, Message: "the request was stopped"}
+	case errors.Is(parent.Err(), context.Canceled):
+		return &Error{Kind: ErrCanceled, Message: "the request was canceled"}
+	case errors.Is(parent.Err(), context.DeadlineExceeded):
+		return &Error{Kind: ErrTimeout, Message: "the request ran out of time"}
+	}
+	var ne net.Error
+	if errors.As(err, &ne) && ne.Timeout() {
+		return &Error{Kind: ErrTimeout, Message: err.Error()}
+	}
+	msg := err.Error()
+	if midStream {
+		msg = "the connection broke mid-stream: " + msg
+	}
+	return &Error{Kind: ErrNetwork, Message: msg}
+}

@@ -1,0 +1,707 @@
+package sim
+
+import (
+	"encoding/json"
+	"fmt"
+	"math"
+	"net/url"
+	"regexp"
+	"regexp/syntax"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+)
+
+// instance writes a JSON value that satisfies a JSON Schema: it walks the
+// schema (types, properties and required, items and array bounds, enum,
+// const, string formats and patterns, number ranges, anyOf/oneOf/allOf,
+// $ref into $defs) and fills strings from the prompt's key words.
+type instance struct {
+	s     *sampler
+	root  any
+	words []string
+}
+
+// maxDepth bounds recursion through self-referencing schemas; from
+// shallowDepth on only what the schema requires is written.
+const (
+	maxDepth     = 24
+	shallowDepth = 5
+)
+
+func (g *instance) value(s any, depth int, name string) any {
+	if depth > maxDepth {
+		return nil
+	}
+	m, ok := s.(*object)
+	if !ok {
+		return g.word() // true or {}: anything goes
+	}
+	if ref, ok := m.get("$ref"); ok {
+		if r, ok := g.resolve(ref); ok {
+			return g.value(merge(without(m, "$ref"), r), depth+1, name)
+		}
+	}
+	if c, ok := m.get("const"); ok {
+		return c
+	}
+	if e, ok := m.get("enum"); ok {
+		if vals, ok := e.([]any); ok && len(vals) > 0 {
+			i, _ := g.s.pick(len(vals), nil)
+			return vals[i]
+		}
+	}
+	if all, ok := m.get("allOf"); ok {
+		var merged any = without(m, "allOf")
+		for _, sub := range asList(all) {
+			merged = merge(merged, g.deref(sub))
+		}
+		return g.value(merged, depth+1, name)
+	}
+	for _, key := range []string{"oneOf", "anyOf"} {
+		if branches := asList(m.vals[key]); len(branches) > 0 {
+			i, _ := g.s.pick(len(branches), func(i int) bool {
+				return typeName(g.deref(branches[i])) == "null" // a value says more than null
+			})
+			return g.value(merge(without(m, key), g.deref(branches[i])), depth+1, name)
+		}
+	}
+	switch typeName(m) {
+	case "object":
+		return g.object(m, depth, name)
+	case "array":
+		return g.array(m, depth, name)
+	case "integer":
+		return g.number(m, name, true)
+	case "number":
+		return g.number(m, name, false)
+	case "boolean":
+		i, _ := g.s.pick(2, nil)
+		return i == 0
+	case "null":
+		return nil
+	}
+	return g.str(m, name)
+}
+
+func (g *instance) object(m *object, depth int, name string) any {
+	out := newObject()
+	props, _ := m.vals["properties"].(*object)
+	required := map[string]bool{}
+	for _, r := range asList(m.vals["required"]) {
+		if k, ok := r.(string); ok {
+			required[k] = true
+		}
+	}
+	maxProps := intKeyword(m, "maxProperties", math.MaxInt)
+	if props != nil {
+		for _, k := range props.keys {
+			if !required[k] && (depth >= shallowDepth || len(out.keys) >= maxProps || !g.s.chance(0.8)) {
+				continue
+			}
+			out.set(k, g.value(props.vals[k], depth+1, k))
+		}
+	}
+	extra, _ := m.get("additionalProperties")
+	for _, r := range asList(m.vals["required"]) {
+		if k, ok := r.(string); ok {
+			if _, done := out.get(k); !done {
+				out.set(k, g.value(extra, depth+1, k))
+			}
+		}
+	}
+	if deps, ok := m.vals["dependentRequired"].(*object); ok {
+		for _, k := range append([]string(nil), out.keys...) {
+			for _, d := range asList(deps.vals[k]) {
+				if dk, ok := d.(string); ok {
+					if _, done := out.get(dk); !done {
+						sub, _ := props.get(dk)
+						out.set(dk, g.value(sub, depth+1, dk))
+					}
+				}
+			}
+		}
+	}
+	for minProps := intKeyword(m, "minProperties", 0); len(out.keys) < minProps; {
+		added := false
+		if props != nil {
+			for _, k := range props.keys {
+				if _, done := out.get(k); !done {
+					out.set(k, g.value(props.vals[k], depth+1, k))
+					added = true
+					break
+				}
+			}
+		}
+		if !added {
+			if extra == false {
+				break
+			}
+			k := fmt.Sprintf("extra_%d", len(out.keys)+1)
+			out.set(k, g.value(extra, depth+1, k))
+		}
+	}
+	return out
+}
+
+func (g *instance) array(m *object, depth int, name string) any {
+	lo := intKeyword(m, "minItems", 0)
+	hi := intKeyword(m, "maxItems", math.MaxInt)
+	n := lo
+	if depth < shallowDepth {
+		n = max(lo, g.s.between(1, 3))
+	}
+	n = min(n, hi)
+	prefix := asList(m.vals["prefixItems"])
+	items, _ := m.get("items")
+	if tuple, ok := items.([]any); ok { // draft 2019-09 and earlier
+		prefix = tuple
+		items, _ = m.get("additionalItems")
+	}
+	if items == false {
+		n = min(n, len(prefix))
+	}
+	unique := m.vals["uniqueItems"] == true
+	out := []any{}
+	seen := map[string]bool{}
+	for i := 0; len(out) < n && i < n+8; i++ {
+		sub := items
+		if len(out) < len(prefix) {
+			sub = prefix[len(out)]
+		}
+		v := g.value(sub, depth+1, singular(name))
+		if unique {
+			b, _ := json.Marshal(v)
+			if str, ok := v.(string); ok && seen[string(b)] {
+				// Greedy choices repeat themselves: number the repeats.
+				v = numbered(str, len(out)+1, sub)
+				b, _ = json.Marshal(v)
+			}
+			if seen[string(b)] {
+				continue
+			}
+			seen[string(b)] = true
+		}
+		out = append(out, v)
+	}
+	if c, ok := m.get("contains"); ok {
+		need := max(1, intKeyword(m, "minContains", 1))
+		for i := range need {
+			v := g.value(c, depth+1, singular(name))
+			if i < len(out) {
+				out[i] = v
+			} else {
+				out = append(out, v)
+			}
+		}
+	}
+	return out
+}
+
+// numbered makes s distinct by ending it with k, within the item's
+// maxLength.
+func numbered(s string, k int, item any) string {
+	suffix := " " + strconv.Itoa(k)
+	limit := math.MaxInt
+	if m, ok := item.(*object); ok {
+		limit = intKeyword(m, "maxLength", math.MaxInt)
+	}
+	r := []rune(s)
+	if len(r)+len(suffix) > limit {
+		r = r[:max(0, limit-len(suffix))]
+	}
+	return string(r) + suffix
+}
+
+func (g *instance) number(m *object, name string, integer bool) any {
+	lo, hi := math.Inf(-1), math.Inf(1)
+	if v, ok := num(m.vals["minimum"]); ok {
+		lo = v
+	}
+	if v, ok := num(m.vals["maximum"]); ok {
+		hi = v
+	}
+	// Exclusive bounds are numbers since draft 6 and flags in draft 4.
+	step := 0.01
+	if integer {
+		step = 1
+	}
+	if v, ok := num(m.vals["exclusiveMinimum"]); ok {
+		lo = math.Max(lo, v+step)
+	} else if m.vals["exclusiveMinimum"] == true {
+		lo += step
+	}
+	if v, ok := num(m.vals["exclusiveMaximum"]); ok {
+		hi = math.Min(hi, v-step)
+	} else if m.vals["exclusiveMaximum"] == true {
+		hi -= step
+	}
+	dlo, dhi := numberHint(name)
+	switch {
+	case math.IsInf(lo, -1) && math.IsInf(hi, 1):
+		lo, hi = dlo, dhi
+	case math.IsInf(lo, -1) && dlo <= hi:
+		lo = dlo
+	case math.IsInf(lo, -1):
+		lo = hi - (dhi - dlo)
+	case math.IsInf(hi, 1) && dhi >= lo:
+		hi = dhi
+	case math.IsInf(hi, 1):
+		hi = lo + (dhi - dlo)
+	}
+	if integer {
+		lo, hi = math.Ceil(lo), math.Floor(hi)
+	}
+	u := g.s.rng.Float64()
+	if g.s.temp <= 0 {
+		u = 0.5
+	}
+	v := lo + u*(hi-lo)
+	if mult, ok := num(m.vals["multipleOf"]); ok && mult > 0 {
+		k := math.Round(v / mult)
+		if k*mult < lo {
+			k = math.Ceil(lo / mult)
+		}
+		if k*mult > hi {
+			k = math.Floor(hi / mult)
+		}
+		// Written with mult's own decimals, so the value is an exact multiple.
+		dec := decimals(m.vals["multipleOf"])
+		return json.Number(strconv.FormatFloat(k*mult, 'f', dec, 64))
+	}
+	if integer {
+		return json.Number(strconv.FormatFloat(math.Round(v), 'f', 0, 64))
+	}
+	r := math.Round(v*100) / 100
+	if r < lo || r > hi {
+		r = v
+	}
+	return json.Number(strconv.FormatFloat(r, 'f', -1, 64))
+}
+
+// numberHint is a plausible range for a number named name.
+func numberHint(name string) (float64, float64) {
+	n := strings.ToLower(name)
+	switch {
+	case strings.Contains(n, "age"):
+		return 18, 80
+	case strings.Contains(n, "year"):
+		return 1990, 2026
+	case strings.Contains(n, "rating") || strings.Contains(n, "score") || strings.Contains(n, "stars"):
+		return 1, 5
+	case strings.Contains(n, "count") || strings.Contains(n, "quantity") || strings.Contains(n, "limit") || strings.HasPrefix(n, "num"):
+		return 1, 10
+	case strings.Contains(n, "lat"):
+		return -60, 60
+	case strings.Contains(n, "lon") || strings.Contains(n, "lng"):
+		return -150, 150
+	case strings.Contains(n, "temp"):
+		return -5, 35
+	case strings.Contains(n, "percent") || strings.Contains(n, "probability") || strings.Contains(n, "confidence"):
+		return 0, 1
+	}
+	return 1, 100
+}
+
+func (g *instance) str(m *object, name string) any {
+	minLen := intKeyword(m, "minLength", 0)
+	maxLen := intKeyword(m, "maxLength", math.MaxInt)
+	if f, ok := m.vals["format"].(string); ok {
+		if v, ok := g.format(f); ok {
+			return v
+		}
+	}
+	if p, ok := m.vals["pattern"].(string); ok {
+		if re, err := regexp.Compile(p); err == nil {
+			for range 20 {
+				v, ok := g.fromRegexp(p)
+				if n := utf8.RuneCountInString(v); ok && re.MatchString(v) && n >= minLen && n <= maxLen {
+					return v
+				}
+			}
+		}
+	}
+	v := g.named(name)
+	for utf8.RuneCountInString(v) < minLen {
+		v += " " + g.word()
+	}
+	if utf8.RuneCountInString(v) > maxLen {
+		v = string([]rune(v)[:maxLen])
+	}
+	return v
+}
+
+// named is a string fit for a property called name.
+func (g *instance) named(name string) string {
+	n := strings.ToLower(name)
+	has := func(parts ...string) bool {
+		for _, p := range parts {
+			if strings.Contains(n, p) {
+				return true
+			}
+		}
+		return false
+	}
+	switch {
+	case n == "id" || strings.HasSuffix(n, "_id") || strings.HasSuffix(name, "Id"):
+		return fmt.Sprintf("sim-%06x", g.s.rng.IntN(1<<24))
+	case has("email"):
+		return slug(g.word()) + "@example.com"
+	case has("url", "link", "website", "homepage"):
+		return "https://example.com/" + slug(g.word())
+	case has("date"):
+		v, _ := g.format("date")
+		return v
+	case has("city", "location", "place", "town", "where"):
+		return g.proper(cities)
+	case has("country"):
+		return g.proper(countries)
+	case has("lang"):
+		return g.pickOf(languages)
+	case has("color", "colour"):
+		return g.pickOf(colors)
+	case has("description", "summary", "reason", "explanation", "text", "content", "message", "comment", "answer", "note", "body"):
+		return fmt.Sprintf("Generated by the Knobs simulator about %s.", g.word())
+	case has("name", "title", "label", "topic", "subject"):
+		return capitalize(g.word())
+	}
+	return g.word()
+}
+
+var (
+	cities    = []string{"Lisbon", "Paris", "Nairobi", "Osaka", "Toronto", "Santiago", "Oslo", "Melbourne"}
+	countries = []string{"Portugal", "France", "Kenya", "Japan", "Canada", "Chile", "Norway", "Australia"}
+	languages = []string{"English", "French", "Portuguese", "Japanese", "Spanish"}
+	colors    = []string{"blue", "green", "red", "orange", "purple"}
+)
+
+// proper prefers a capitalised key word of the prompt (a name the user
+// gave) over the stock list.
+func (g *instance) proper(stock []string) string {
+	for _, w := range g.words {
+		if r, _ := utf8.DecodeRuneInString(w); r >= 'A' && r <= 'Z' && !strings.Contains(w, " ") {
+			return w
+		}
+	}
+	return g.pickOf(stock)
+}
+
+func (g *instance) pickOf(list []string) string {
+	i, _ := g.s.pick(len(list), nil)
+	return list[i]
+}
+
+func (g *instance) word() string { return g.pickOf(g.words) }
+
+func (g *instance) format(f string) (string, bool) {
+	r := g.s.rng
+	w := slug(g.word())
+	switch f {
+	case "date-time":
+		return fmt.Sprintf("2026-%02d-%02dT%02d:%02d:%02dZ", 1+r.IntN(12), 1+r.IntN(28), r.IntN(24), r.IntN(60), r.IntN(60)), true
+	case "date":
+		return fmt.Sprintf("2026-%02d-%02d", 1+r.IntN(12), 1+r.IntN(28)), true
+	case "time":
+		return fmt.Sprintf("%02d:%02d:%02dZ", r.IntN(24), r.IntN(60), r.IntN(60)), true
+	case "duration":
+		return fmt.Sprintf("PT%dM", 1+r.IntN(90)), true
+	case "email", "idn-email":
+		return w + "@example.com", true
+	case "hostname", "idn-hostname":
+		return w + ".example.com", true
+	case "ipv4":
+		return fmt.Sprintf("192.0.2.%d", 1+r.IntN(254)), true
+	case "ipv6":
+		return fmt.Sprintf("2001:db8::%x", 1+r.IntN(0xfffe)), true
+	case "uri", "iri", "url":
+		return "https://example.com/" + w, true
+	case "uri-reference", "iri-reference":
+		return "/docs/" + w, true
+	case "uri-template":
+		return "https://example.com/{id}", true
+	case "uuid":
+		b := make([]byte, 16)
+		for i := range b {
+			b[i] = byte(r.IntN(256))
+		}
+		b[6] = b[6]&0x0f | 0x40
+		b[8] = b[8]&0x3f | 0x80
+		return fmt.Sprintf("%x-%x-%x-%x-%x", b[0:4], b[4:6], b[6:8], b[8:10], b[10:]), true
+	case "json-pointer":
+		return "/" + w, true
+	case "relative-json-pointer":
+		return "0/" + w, true
+	case "regex":
+		return "^[a-z]+$", true
+	}
+	return "", false
+}
+
+// fromRegexp writes a string that the regular expression matches.
+func (g *instance) fromRegexp(pattern string) (string, bool) {
+	re, err := syntax.Parse(pattern, syntax.Perl)
+	if err != nil {
+		return "", false
+	}
+	var b strings.Builder
+	ok := g.writeRegexp(&b, re.Simplify())
+	return b.String(), ok
+}
+
+func (g *instance) writeRegexp(b *strings.Builder, re *syntax.Regexp) bool {
+	r := g.s.rng
+	switch re.Op {
+	case syntax.OpLiteral:
+		b.WriteString(string(re.Rune))
+	case syntax.OpCharClass:
+		if len(re.Rune) == 0 {
+			return false
+		}
+		// Prefer printable ASCII ranges: negated classes cover control runes too.
+		var ranges [][2]rune
+		for i := 0; i+1 < len(re.Rune); i += 2 {
+			lo, hi := re.Rune[i], re.Rune[i+1]
+			if lo <= '~' && hi >= ' ' {
+				ranges = append(ranges, [2]rune{max(lo, ' '), min(hi, '~')})
+			}
+		}
+		if len(ranges) == 0 {
+			ranges = append(ranges, [2]rune{re.Rune[0], re.Rune[1]})
+		}
+		rg := ranges[r.IntN(len(ranges))]
+		b.WriteRune(rg[0] + rune(r.IntN(int(rg[1]-rg[0])+1)))
+	case syntax.OpAnyChar, syntax.OpAnyCharNotNL:
+		b.WriteByte(byte('a' + r.IntN(26)))
+	case syntax.OpCapture:
+		return g.writeRegexp(b, re.Sub[0])
+	case syntax.OpConcat:
+		for _, sub := range re.Sub {
+			if !g.writeRegexp(b, sub) {
+				return false
+			}
+		}
+	case syntax.OpAlternate:
+		return g.writeRegexp(b, re.Sub[r.IntN(len(re.Sub))])
+	case syntax.OpStar, syntax.OpPlus, syntax.OpQuest, syntax.OpRepeat:
+		lo, hi := 0, 3
+		switch re.Op {
+		case syntax.OpPlus:
+			lo = 1
+		case syntax.OpQuest:
+			hi = 1
+		case syntax.OpRepeat:
+			lo, hi = re.Min, re.Max
+			if hi < 0 {
+				hi = lo + 3
+			}
+		}
+		for range lo + r.IntN(hi-lo+1) {
+			if !g.writeRegexp(b, re.Sub[0]) {
+				return false
+			}
+		}
+	case syntax.OpNoMatch:
+		return false
+	}
+	// Anchors, boundaries and the empty match write nothing.
+	return true
+}
+
+// resolve follows a local $ref ("#", "#/$defs/x", any JSON pointer).
+func (g *instance) resolve(ref any) (any, bool) {
+	s, ok := ref.(string)
+	if !ok || !strings.HasPrefix(s, "#") {
+		return nil, false
+	}
+	cur := g.root
+	ptr := strings.TrimPrefix(s, "#")
+	if ptr == "" {
+		return cur, true
+	}
+	if !strings.HasPrefix(ptr, "/") {
+		return nil, false
+	}
+	for _, part := range strings.Split(ptr[1:], "/") {
+		if p, err := url.PathUnescape(part); err == nil {
+			part = p
+		}
+		part = strings.ReplaceAll(strings.ReplaceAll(part, "~1", "/"), "~0", "~")
+		switch c := cur.(type) {
+		case *object:
+			if cur, ok = c.get(part); !ok {
+				return nil, false
+			}
+		case []any:
+			i, err := strconv.Atoi(part)
+			if err != nil || i < 0 || i >= len(c) {
+				return nil, false
+			}
+			cur = c[i]
+		default:
+			return nil, false
+		}
+	}
+	return cur, true
+}
+
+// deref follows s's $ref, if any, one level.
+func (g *instance) deref(s any) any {
+	if m, ok := s.(*object); ok {
+		if ref, ok := m.get("$ref"); ok {
+			if r, ok := g.resolve(ref); ok {
+				return merge(without(m, "$ref"), g.deref(r))
+			}
+		}
+	}
+	return s
+}
+
+// typeName is the JSON type a schema asks for, inferred from its keywords
+// when "type" is absent; with a list of types, the first that is not null.
+func typeName(s any) string {
+	m, ok := s.(*object)
+	if !ok {
+		return ""
+	}
+	switch t := m.vals["type"].(type) {
+	case string:
+		return t
+	case []any:
+		for _, x := range t {
+			if n, ok := x.(string); ok && n != "null" {
+				return n
+			}
+		}
+		if len(t) > 0 {
+			return "null"
+		}
+	}
+	for _, k := range []string{"properties", "required", "additionalProperties", "minProperties"} {
+		if _, ok := m.get(k); ok {
+			return "object"
+		}
+	}
+	for _, k := range []string{"items", "prefixItems", "minItems", "contains"} {
+		if _, ok := m.get(k); ok {
+			return "array"
+		}
+	}
+	for _, k := range []string{"minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "multipleOf"} {
+		if _, ok := m.get(k); ok {
+			return "number"
+		}
+	}
+	return ""
+}
+
+// merge combines two schemas as allOf does: properties and required are
+// joined; for other keywords the first schema's value stands.
+func merge(a, b any) any {
+	ma, okA := a.(*object)
+	mb, okB := b.(*object)
+	if !okB {
+		return a
+	}
+	if !okA || len(ma.keys) == 0 {
+		return b
+	}
+	out := newObject()
+	for _, k := range ma.keys {
+		out.set(k, ma.vals[k])
+	}
+	for _, k := range mb.keys {
+		v := mb.vals[k]
+		cur, exists := out.get(k)
+		switch {
+		case !exists:
+			out.set(k, v)
+		case k == "properties":
+			pa, _ := cur.(*object)
+			pb, _ := v.(*object)
+			joined := newObject()
+			for _, p := range []*object{pa, pb} {
+				if p != nil {
+					for _, pk := range p.keys {
+						prev, _ := joined.get(pk)
+						joined.set(pk, merge(prev, p.vals[pk]))
+					}
+				}
+			}
+			out.set(k, joined)
+		case k == "required":
+			out.set(k, append(append([]any(nil), asList(cur)...), asList(v)...))
+		}
+	}
+	return out
+}
+
+// without is m less one keyword.
+func without(m *object, key string) *object {
+	out := newObject()
+	for _, k := range m.keys {
+		if k != key {
+			out.set(k, m.vals[k])
+		}
+	}
+	return out
+}
+
+func asList(v any) []any {
+	l, _ := v.([]any)
+	return l
+}
+
+func num(v any) (float64, bool) {
+	n, ok := v.(json.Number)
+	if !ok {
+		return 0, false
+	}
+	f, err := n.Float64()
+	return f, err == nil
+}
+
+func intKeyword(m *object, key string, def int) int {
+	if f, ok := num(m.vals[key]); ok {
+		return int(f)
+	}
+	return def
+}
+
+// decimals is the number of digits after the point in a schema number.
+func decimals(v any) int {
+	n, _ := v.(json.Number)
+	s := string(n)
+	if i := strings.IndexAny(s, "eE"); i >= 0 {
+		exp, _ := strconv.Atoi(s[i+1:])
+		return max(0, decimals(json.Number(s[:i]))-exp)
+	}
+	if i := strings.IndexByte(s, '.'); i >= 0 {
+		return len(s) - i - 1
+	}
+	return 0
+}
+
+// singular names an array's items after the array: "tags" -> "tag".
+func singular(name string) string {
+	if strings.HasSuffix(name, "ies") {
+		return strings.TrimSuffix(name, "ies") + "y"
+	}
+	return strings.TrimSuffix(name, "s")
+}
+
+func slug(s string) string {
+	var b strings.Builder
+	for _, r := range strings.ToLower(s) {
+		switch {
+		case r >= 'a' && r <= 'z' || r >= '0' && r <= '9':
+			b.WriteRune(r)
+		case b.Len() > 0 && !strings.HasSuffix(b.String(), "-"):
+			b.WriteByte('-')
+		}
+	}
+	out := strings.Trim(b.String(), "-")
+	if out == "" {
+		return "sim"
+	}
+	return out
+}

@@ -1,0 +1,737 @@
+package llm
+
+import (
+	"bufio"
+	"bytes"
+	"cmp"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	jsonv2 "github.com/go-json-experiment/json"
+	"knobs/llm/sse"
+)
+
+// MaxRawResponse caps what a Stream keeps of the raw answer for the raw
+// view, so that memory stays flat on endless streams.
+const MaxRawResponse = 4 << 20
+
+// maxJSONBody bounds a 200 answer that is JSON instead of a stream.
+const maxJSONBody = 8 << 20
+
+// rawCapNote ends the raw view of an answer longer than MaxRawResponse.
+const rawCapNote = "\n[knobs: raw capture stopped at 4 MiB; the answer went on]\n"
+
+// Stream is one streamed answer. Next, Event and the accessors belong to
+// the goroutine that reads the stream; Close may be called from any
+// goroutine, and must be called once the stream is no longer wanted.
+//
+// A 200 answer that is a complete non-streamed completion (JSON instead of
+// an event stream, as some servers send when they ignore "stream") is
+// turned into the same events, so the run still shows its answer; any
+// other 200 that is not a stream ends with ErrBadResponse.
+type Stream struct {
+	key      string // only to redact it from what upstream echoes back
+	dialect  wireDialect
+	endpoint Endpoint
+	timeout  time.Duration
+
+	parent   context.Context
+	ctx      context.Context
+	cancel   context.CancelFunc
+	timer    *time.Timer
+	timedOut atomic.Bool
+	closed   atomic.Bool
+	release  sync.Once
+
+	req     RawRequest
+	started time.Time
+	resp    *http.Response
+	body    *captureBody
+	sse     *sse.Reader
+	checked bool // the body's first bytes were looked at
+
+	ev    Event
+	queue []Event
+	qhead int
+	done  bool
+	err   *Error
+
+	sawDone  bool
+	chunks   int
+	ttft     time.Duration
+	choices  []*choiceState // by choice index, nil where none was seen
+	usage    *Usage
+	timeInfo *TimeInfo
+	model    string
+	id       string
+	scratch  Chunk // reused by every chunk: nothing of it outlives add
+}
+
+// choiceState is what is assembled for one choice while streaming.
+type choiceState struct {
+	finish string
+	tools  []*toolAcc
+	think  *thinkSplitter
+}
+
+// toolAcc assembles one tool call; a strings.Builder lets each event
+// carry the arguments so far without copying them again.
+type toolAcc struct {
+	call ToolCall
+	args strings.Builder
+}
+
+// maxChoices bounds the choice index a server can make us track.
+const maxChoices = 1024
+
+func newStream(ctx context.Context, c *Client, e Endpoint) *Stream {
+	s := &Stream{key: c.cfg.Key, dialect: c.dialect, endpoint: e, timeout: c.firstByte, parent: ctx, started: time.Now()}
+	s.ctx, s.cancel = context.WithCancel(ctx)
+	return s
+}
+
+func (s *Stream) firstByteTimeout() {
+	s.timedOut.Store(true)
+	s.cancel()
+}
+
+// start takes over the response once its headers are in.
+func (s *Stream) start(resp *http.Response) {
+	s.resp = resp
+	s.body = &captureBody{r: resp.Body, onFirst: s.stopTimer}
+	if resp.StatusCode < 200 || resp.StatusCode > 299 {
+		b, err := readCapped(s.body, maxErrorBody)
+		if err != nil && len(b) == 0 {
+			s.fail(s.transportError(err, true))
+			return
+		}
+		s.fail(classifyResponse(resp.StatusCode, resp.Header, b, time.Now()))
+		return
+	}
+	s.sse = sse.NewReader(s.body)
+}
+
+func (s *Stream) stopTimer() {
+	if s.timer != nil {
+		s.timer.Stop()
+	}
+}
+
+// Next advances to the next event and reports whether there is one. After
+// it returns false, Err says whether the stream ended cleanly.
+func (s *Stream) Next() bool {
+	for {
+		if s.qhead < len(s.queue) {
+			s.ev = s.queue[s.qhead]
+			s.queue[s.qhead] = Event{}
+			s.qhead++
+			return true
+		}
+		s.queue, s.qhead = s.queue[:0], 0
+		if s.done {
+			return false
+		}
+		s.step()
+	}
+}
+
+// Event returns the event Next advanced to.
+func (s *Stream) Event() Event { return s.ev }
+
+// Err returns nil when the stream finished cleanly (or is still going),
+// and otherwise the classified failure, including a request that failed
+// before any streaming.
+func (s *Stream) Err() *Error { return s.err }
+
+// Close ends the upstream request at once. It may be called from any
+// goroutine and more than once.
+func (s *Stream) Close() error {
+	s.closed.Store(true)
+	s.end()
+	return nil
+}
+
+// end releases everything the request holds.
+func (s *Stream) end() {
+	s.release.Do(func() {
+		s.stopTimer()
+		s.cancel()
+		if s.resp != nil {
+			s.resp.Body.Close()
+		}
+	})
+}
+
+// fail ends the stream with err.
+func (s *Stream) fail(err *Error) {
+	s.flushThink()
+	s.done = true
+	if redactable(s.key) {
+		err.Message = strings.ReplaceAll(err.Message, s.key, "***")
+	}
+	s.err = err
+	s.end()
+}
+
+// redactable says whether a key is long enough to be searched for in what
+// the provider sent without hitting ordinary text.
+func redactable(key string) bool { return len(key) >= 8 }
+
+// finish ends the stream cleanly.
+func (s *Stream) finish() {
+	s.flushThink()
+	s.done = true
+	s.end()
+}
+
+func (s *Stream) transportError(err error, midStream bool) *Error {
+	return transportError(err, s.parent, s.closed.Load(), s.timedOut.Load(), s.timeout, midStream)
+}
+
+// step reads one SSE event and queues what it carries, or ends the stream.
+func (s *Stream) step() {
+	if !s.checked {
+		s.checked = true
+		if !s.checkBody() {
+			return
+		}
+	}
+	e, err := s.sse.Next()
+	if err != nil {
+		switch {
+		case err == io.EOF:
+			s.endOfStream()
+		case errors.Is(err, sse.ErrTooLarge):
+			s.fail(&Error{Kind: ErrBadResponse, Message: "a stream event was larger than 16 MiB"})
+		default:
+			s.fail(s.transportError(err, true))
+		}
+		return
+	}
+	at := time.Since(s.started)
+	data := bytes.TrimSpace(e.Data)
+	switch {
+	case e.Event == "error":
+		s.fail(streamError(data))
+		return
+	case len(data) == 0 || e.Event == "ping":
+		return
+	case string(data) == "[DONE]":
+		s.sawDone = true
+		s.finish()
+		return
+	case data[0] != '{':
+		s.fail(&Error{Kind: ErrBadResponse, Message: "the stream sent data that is not JSON: " + truncate(string(data), 200)})
+		return
+	}
+	s.chunks++
+	c := &s.scratch
+	*c = Chunk{}
+	// json v2 decodes a chunk in half the time of encoding/json with a
+	// quarter of the allocations. It stops at a field of an unexpected
+	// type, so encoding/json, which loses only that field, gets a second
+	// go and words the error when the JSON is broken.
+	if err := jsonv2.Unmarshal(data, c); err != nil {
+		*c = Chunk{}
+		if err := json.Unmarshal(data, c); err != nil {
+			var te *json.UnmarshalTypeError
+			if !errors.As(err, &te) {
+				s.fail(&Error{Kind: ErrBadResponse, Message: fmt.Sprintf("a stream chunk is not valid JSON (%v): %s", err, truncate(string(data), 200))})
+				return
+			}
+		}
+	}
+	if hasError(c.Error) {
+		s.fail(streamError(data))
+		return
+	}
+	s.add(c, at)
+}
+
+func hasError(raw json.RawMessage) bool {
+	raw = bytes.TrimSpace(raw)
+	return len(raw) > 0 && string(raw) != "null" && string(raw) != "{}" && string(raw) != `""`
+}
+
+// checkBody looks at the answer's first bytes when it is not declared an
+// event stream, and handles JSON and HTML answers; it reports whether
+// streaming goes on.
+func (s *Stream) checkBody() bool {
+	ct := strings.ToLower(s.resp.Header.Get("Content-Type"))
+	if strings.Contains(ct, "text/event-stream") {
+		return true
+	}
+	br := bufio.NewReaderSize(s.body, 4096)
+	first := byte(0)
+	for i := 1; i <= 4096; i++ {
+		b, err := br.Peek(i)
+		if len(b) < i {
+			if err == io.EOF {
+				break
+			}
+			s.fail(s.transportError(err, true))
+			return false
+		}
+		if c := b[i-1]; c != ' ' && c != '\t' && c != '\r' && c != '\n' {
+			first = c
+			break
+		}
+	}
+	switch {
+	case first == '{' || first == '[':
+		s.jsonAnswer(br)
+		return false
+	case first == '<':
+		b, _ := readCapped(br, maxErrorBody)
+		title := htmlTitle(b)
+		if title == "" {
+			title = "no title"
+		}
+		s.fail(&Error{Kind: ErrBadResponse, Status: s.resp.StatusCode, Message: "expected an event stream, got an HTML page: " + title})
+		return false
+	case first == 0 || first == ':' || first == 'd' || first == 'e' || first == 'i' || first == 'r':
+		// An event stream under another content type (an SSE comment or
+		// field comes first), or an empty body, which the stream reader
+		// reports as truncated.
+	default:
+		b, _ := readCapped(br, maxErrorBody)
+		s.fail(&Error{Kind: ErrBadResponse, Status: s.resp.StatusCode, Message: "expected an event stream, got " + cmp.Or(ct, "no content type") + ": " + truncate(strings.TrimSpace(string(b)), 200)})
+		return false
+	}
+	s.sse = sse.NewReader(br)
+	return true
+}
+
+// jsonAnswer handles a 200 whose body is JSON: a complete completion
+// becomes events, an error object an ErrStream, anything else
+// ErrBadResponse.
+func (s *Stream) jsonAnswer(r io.Reader) {
+	b, err := readCapped(r, maxJSONBody)
+	if err != nil {
+		s.fail(s.transportError(err, true))
+		return
+	}
+	at := time.Since(s.started)
+	var c Chunk
+	if json.Unmarshal(b, &c) == nil {
+		if hasError(c.Error) {
+			s.fail(streamError(b))
+			return
+		}
+		if len(c.Choices) > 0 {
+			s.add(&c, at)
+			s.sawDone = true
+			s.finish()
+			return
+		}
+	}
+	s.fail(&Error{Kind: ErrBadResponse, Status: s.resp.StatusCode, Message: "expected an event stream, got JSON: " + truncate(strings.TrimSpace(string(b)), 200)})
+}
+
+// endOfStream ends a stream that closed without [DONE]: fine when every
+// choice has finished (some servers omit [DONE]), truncated otherwise.
+func (s *Stream) endOfStream() {
+	if s.sawDone {
+		s.finish()
+		return
+	}
+	seen, finished := 0, 0
+	for _, st := range s.choices {
+		if st != nil {
+			seen++
+			if st.finish != "" {
+				finished++
+			}
+		}
+	}
+	if seen > 0 && finished == seen {
+		s.finish()
+		return
+	}
+	s.fail(&Error{Kind: ErrTruncated, Status: s.resp.StatusCode,
+		Message: "the stream ended without [DONE] or a finish reason: the answer may be cut short"})
+}
+
+func (s *Stream) choice(i int) *choiceState {
+	if i < 0 || i >= maxChoices {
+		i = maxChoices - 1
+	}
+	if i >= len(s.choices) {
+		s.choices = slices.Grow(s.choices, i+1-len(s.choices))[:i+1]
+	}
+	st := s.choices[i]
+	if st == nil {
+		st = &choiceState{}
+		if s.dialect.thinkTags && s.endpoint == EndpointChat {
+			st.think = &thinkSplitter{}
+		}
+		s.choices[i] = st
+	}
+	return st
+}
+
+func (s *Stream) push(e Event) {
+	switch e.Kind {
+	case EventDelta, EventReasoning, EventToolCall:
+		if s.ttft == 0 {
+			s.ttft = max(e.At, 1)
+		}
+	}
+	s.queue = append(s.queue, e)
+}
+
+// add queues the events of one chunk: per choice reasoning, content, tool
+// calls, logprobs and finish reason, then usage and timing.
+func (s *Stream) add(c *Chunk, at time.Duration) {
+	if c.Model != "" && s.model == "" {
+		s.model = c.Model
+	}
+	if c.ID != "" && s.id == "" {
+		s.id = c.ID
+	}
+	for i := range c.Choices {
+		ch := &c.Choices[i]
+		st := s.choice(ch.Index)
+		d := ch.Delta
+		if d == nil {
+			d = ch.Message
+		}
+		if d != nil {
+			if d.Reasoning != "" {
+				s.push(Event{Kind: EventReasoning, Choice: ch.Index, Text: d.Reasoning, At: at})
+			}
+			if d.ReasoningContent != "" {
+				s.push(Event{Kind: EventReasoning, Choice: ch.Index, Text: d.ReasoningContent, At: at})
+			}
+			s.content(st, ch.Index, d.Content, at)
+			if d.Refusal != "" {
+				s.push(Event{Kind: EventDelta, Choice: ch.Index, Text: d.Refusal, At: at})
+			}
+			for j := range d.ToolCalls {
+				s.toolCall(st, ch.Index, j, &d.ToolCalls[j], at)
+			}
+			if d.FunctionCall != nil {
+				zero := 0
+				s.toolCall(st, ch.Index, 0, &ChunkToolCall{Index: &zero, Type: "function", Function: *d.FunctionCall}, at)
+			}
+		}
+		if ch.Text != "" {
+			s.push(Event{Kind: EventDelta, Choice: ch.Index, Text: ch.Text, At: at})
+		}
+		if lp := convertLogprobs(ch.Logprobs); len(lp) > 0 {
+			s.push(Event{Kind: EventLogprobs, Choice: ch.Index, Logprobs: lp, At: at})
+		}
+		if ch.FinishReason != "" {
+			st.finish = ch.FinishReason
+			if r, c := st.flush(); r != "" || c != "" {
+				s.pushSplit(ch.Index, r, c, at)
+			}
+			s.push(Event{Kind: EventFinish, Choice: ch.Index, FinishReason: ch.FinishReason, At: at})
+		}
+	}
+	if c.Usage != nil {
+		u := convertUsage(c.Usage)
+		s.usage = u
+		s.push(Event{Kind: EventUsage, Usage: u, At: at})
+	}
+	if c.TimeInfo != nil {
+		ti := &TimeInfo{QueueTime: c.TimeInfo.QueueTime, PromptTime: c.TimeInfo.PromptTime,
+			CompletionTime: c.TimeInfo.CompletionTime, TotalTime: c.TimeInfo.TotalTime}
+		s.timeInfo = ti
+		s.push(Event{Kind: EventTimeInfo, TimeInfo: ti, At: at})
+	}
+	if t := c.Timings; t != nil {
+		ti := &TimeInfo{PromptTime: t.PromptMS / 1000, CompletionTime: t.PredictedMS / 1000,
+			TotalTime: (t.PromptMS + t.PredictedMS) / 1000}
+		s.timeInfo = ti
+		s.push(Event{Kind: EventTimeInfo, TimeInfo: ti, At: at})
+	}
+}
+
+// content queues a content fragment, split by the choice's think tags when
+// the dialect has them.
+func (s *Stream) content(st *choiceState, choice int, text string, at time.Duration) {
+	if text == "" {
+		return
+	}
+	if st.think == nil {
+		s.push(Event{Kind: EventDelta, Choice: choice, Text: text, At: at})
+		return
+	}
+	r, c := st.think.feed(text)
+	s.pushSplit(choice, r, c, at)
+}
+
+func (s *Stream) pushSplit(choice int, reasoning, content string, at time.Duration) {
+	if reasoning != "" {
+		s.push(Event{Kind: EventReasoning, Choice: choice, Text: reasoning, At: at})
+	}
+	if content != "" {
+		s.push(Event{Kind: EventDelta, Choice: choice, Text: content, At: at})
+	}
+}
+
+func (st *choiceState) flush() (reasoning, content string) {
+	if st.think == nil {
+		return "", ""
+	}
+	return st.think.flush()
+}
+
+// flushThink delivers text held back by think splitters when the stream
+// ends, whatever way it ends.
+func (s *Stream) flushThink() {
+	at := time.Since(s.started)
+	for i, st := range s.choices {
+		if st != nil {
+			if r, c := st.flush(); r != "" || c != "" {
+				s.pushSplit(i, r, c, at)
+			}
+		}
+	}
+}
+
+// toolCall assembles a tool call fragment by index. A fragment without an
+// index (xAI sends calls whole) takes its position in the delta, or the
+// next free index when that position holds a different call.
+func (s *Stream) toolCall(st *choiceState, choice, pos int, tc *ChunkToolCall, at time.Duration) {
+	idx := pos
+	if tc.Index != nil {
+		idx = *tc.Index
+	} else if a := st.tool(idx); a != nil && a.call.ID != "" && tc.ID != "" && a.call.ID != tc.ID {
+		for _, a := range st.tools {
+			idx = max(idx, a.call.Index+1)
+		}
+	}
+	a := st.tool(idx)
+	if a == nil {
+		a = &toolAcc{call: ToolCall{Index: idx}}
+		st.tools = append(st.tools, a)
+	}
+	if tc.ID != "" {
+		a.call.ID = tc.ID
+	}
+	if tc.Type != "" {
+		a.call.Type = tc.Type
+	}
+	// Servers that repeat the name in every fragment must not get it
+	// doubled; none is known to split a name.
+	if tc.Function.Name != "" && a.call.Name == "" {
+		a.call.Name = tc.Function.Name
+	}
+	a.args.WriteString(tc.Function.Arguments)
+	call := a.call
+	call.Arguments = a.args.String()
+	s.push(Event{Kind: EventToolCall, Choice: choice, Text: tc.Function.Arguments, ToolCall: &call, At: at})
+}
+
+func (st *choiceState) tool(idx int) *toolAcc {
+	for _, a := range st.tools {
+		if a.call.Index == idx {
+			return a
+		}
+	}
+	return nil
+}
+
+func convertUsage(w *ChunkUsage) *Usage {
+	u := &Usage{PromptTokens: w.PromptTokens, CompletionTokens: w.CompletionTokens, TotalTokens: w.TotalTokens}
+	if d := w.PromptTokensDetails; d != nil {
+		u.CachedTokens = d.CachedTokens
+	}
+	if d := w.CompletionTokensDetails; d != nil {
+		u.ReasoningTokens = d.ReasoningTokens
+	}
+	if w.CostInUSDTicks > 0 {
+		u.CostUSD = float64(w.CostInUSDTicks) / 1e10
+	}
+	return u
+}
+
+// convertLogprobs reads either wire form into TokenLogprobs.
+func convertLogprobs(w *ChunkLogprobs) []TokenLogprob {
+	if w == nil {
+		return nil
+	}
+	if len(w.Content) > 0 {
+		out := make([]TokenLogprob, len(w.Content))
+		for i, t := range w.Content {
+			out[i] = TokenLogprob{Token: t.Token, Logprob: t.Logprob, Bytes: t.Bytes}
+			if len(t.TopLogprobs) > 0 {
+				out[i].Top = make([]TopLogprob, len(t.TopLogprobs))
+				for j, top := range t.TopLogprobs {
+					out[i].Top[j] = TopLogprob{Token: top.Token, Logprob: top.Logprob}
+				}
+			}
+		}
+		return out
+	}
+	if len(w.Tokens) == 0 {
+		return nil
+	}
+	out := make([]TokenLogprob, len(w.Tokens))
+	for i, tok := range w.Tokens {
+		out[i].Token = tok
+		if i < len(w.TokenLogprobs) {
+			out[i].Logprob = w.TokenLogprobs[i]
+		}
+		if i < len(w.TopLogprobs) && len(w.TopLogprobs[i]) > 0 {
+			top := make([]TopLogprob, 0, len(w.TopLogprobs[i]))
+			for t, lp := range w.TopLogprobs[i] {
+				top = append(top, TopLogprob{Token: t, Logprob: lp})
+			}
+			// The wire form is a map: order by likelihood, ties by token,
+			// so the view is stable.
+			slices.SortFunc(top, func(a, b TopLogprob) int {
+				if a.Logprob != b.Logprob {
+					if a.Logprob > b.Logprob {
+						return -1
+					}
+					return 1
+				}
+				return strings.Compare(a.Token, b.Token)
+			})
+			out[i].Top = top
+		}
+	}
+	return out
+}
+
+// Request returns the request as sent, with the key redacted.
+func (s *Stream) Request() RawRequest { return s.req }
+
+// RawResponse returns the raw bytes received, up to MaxRawResponse; past
+// the cap it ends with a note saying the capture stopped.
+//
+// A provider that echoes the key back gets it replaced with "***".
+func (s *Stream) RawResponse() []byte {
+	if s.body == nil {
+		return nil
+	}
+	if redactable(s.key) && bytes.Contains(s.body.raw, []byte(s.key)) {
+		return bytes.ReplaceAll(s.body.raw, []byte(s.key), []byte("***"))
+	}
+	return s.body.raw
+}
+
+// RawResponseSize returns how many bytes of the answer were received in
+// all, including those past the raw capture's cap.
+func (s *Stream) RawResponseSize() int64 {
+	if s.body == nil {
+		return 0
+	}
+	return s.body.total
+}
+
+// Status returns the HTTP status of the answer, or 0 when none came.
+func (s *Stream) Status() int {
+	if s.resp == nil {
+		return 0
+	}
+	return s.resp.StatusCode
+}
+
+// Header returns the response headers, or nil when no answer came.
+func (s *Stream) Header() http.Header {
+	if s.resp == nil {
+		return nil
+	}
+	return s.resp.Header
+}
+
+// RateLimit returns the rate-limit budgets the answer's headers reported.
+func (s *Stream) RateLimit() RateLimit { return ParseRateLimit(s.Header()) }
+
+// Started returns when the request was sent.
+func (s *Stream) Started() time.Time { return s.started }
+
+// TTFT returns the time from sending the request to the first content,
+// reasoning or tool-call token, or 0 before there was one.
+func (s *Stream) TTFT() time.Duration { return s.ttft }
+
+// SawDone reports whether the stream ended with "data: [DONE]" (or was a
+// complete non-streamed answer).
+func (s *Stream) SawDone() bool { return s.sawDone }
+
+// Chunks returns how many data chunks have been decoded.
+func (s *Stream) Chunks() int { return s.chunks }
+
+// Model returns the model the provider says answered, or "".
+func (s *Stream) Model() string { return s.model }
+
+// ResponseID returns the provider's id of the answer, or "".
+func (s *Stream) ResponseID() string { return s.id }
+
+// Usage returns the last usage reported, or nil.
+func (s *Stream) Usage() *Usage { return s.usage }
+
+// TimeInfo returns the last timing reported (Cerebras time_info or
+// llama.cpp timings), or nil.
+func (s *Stream) TimeInfo() *TimeInfo { return s.timeInfo }
+
+// FinishReasons returns the finish reason of each choice that has one.
+func (s *Stream) FinishReasons() map[int]string {
+	out := make(map[int]string)
+	for i, st := range s.choices {
+		if st != nil && st.finish != "" {
+			out[i] = st.finish
+		}
+	}
+	return out
+}
+
+// ToolCalls returns the tool calls of a choice as assembled so far, by
+// index.
+func (s *Stream) ToolCalls(choice int) []ToolCall {
+	if choice < 0 || choice >= len(s.choices) || s.choices[choice] == nil {
+		return nil
+	}
+	var out []ToolCall
+	for _, a := range s.choices[choice].tools {
+		c := a.call
+		c.Arguments = a.args.String()
+		out = append(out, c)
+	}
+	slices.SortFunc(out, func(a, b ToolCall) int { return a.Index - b.Index })
+	return out
+}
+
+// captureBody keeps the first MaxRawResponse bytes of the answer for the
+// raw view and reports the first byte.
+type captureBody struct {
+	r       io.Reader
+	raw     []byte
+	total   int64
+	capped  bool
+	onFirst func()
+}
+
+func (b *captureBody) Read(p []byte) (int, error) {
+	n, err := b.r.Read(p)
+	if n > 0 {
+		if b.total == 0 && b.onFirst != nil {
+			b.onFirst()
+		}
+		b.total += int64(n)
+		if !b.capped {
+			room := MaxRawResponse - len(b.raw)
+			if n <= room {
+				b.raw = append(b.raw, p[:n]...)
+			} else {
+				b.raw = append(b.raw, p[:room]...)
+				b.raw = append(b.raw, rawCapNote...)
+				b.capped = true
+			}
+		}
+	}
+	return n, err
+}

@@ -1,0 +1,975 @@
+package llm
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"regexp"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/santhosh-tekuri/jsonschema/v6"
+)
+
+// FieldErrors maps a wire field of the request body to what is wrong with
+// it, in words for the user. Keys are top-level field names ("temperature")
+// or dotted paths into the body ("messages.2.content",
+// "response_format.json_schema.schema"); "body", "endpoint" and "provider"
+// name the request as a whole. A field has one message: the first problem
+// found.
+type FieldErrors map[string]string
+
+// Error lists the messages in key order.
+func (fe FieldErrors) Error() string {
+	keys := make([]string, 0, len(fe))
+	for k := range fe {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	var b strings.Builder
+	b.WriteString("llm: invalid request")
+	for i, k := range keys {
+		if i == 0 {
+			b.WriteString(": ")
+		} else {
+			b.WriteString("; ")
+		}
+		b.WriteString(k + ": " + fe[k])
+	}
+	return b.String()
+}
+
+// Empty reports whether there are no field errors.
+func (fe FieldErrors) Empty() bool { return len(fe) == 0 }
+
+// Err returns fe as an error, or nil when it is empty, which spares callers
+// the nil-map-in-an-interface trap.
+func (fe FieldErrors) Err() error {
+	if fe.Empty() {
+		return nil
+	}
+	return fe
+}
+
+func (fe FieldErrors) add(key, msg string) {
+	if _, ok := fe[key]; !ok {
+		fe[key] = msg
+	}
+}
+
+// Validate checks a RunSpec against the capability registry before anything
+// is sent upstream, for the dialect of its provider and its model m (the
+// fallback lists fill in what m leaves out). It returns nil when the
+// request may be sent.
+//
+// A JSON null is treated as "unset", as the seeds declare every optional
+// field nullable: its value is not checked. The field is still sent as it
+// is, so a null in a field the provider does not know or the model rejects
+// is reported like any other value. The required fields (model, messages,
+// prompt) may not be null.
+func Validate(spec RunSpec, d Dialect, m Model) FieldErrors {
+	v := validator{d: d, e: spec.Endpoint, strict: strictDialect(d), errs: FieldErrors{}}
+	v.run(spec.Body, m)
+	if v.errs.Empty() {
+		return nil
+	}
+	return v.errs
+}
+
+type validator struct {
+	d      Dialect
+	e      Endpoint
+	strict bool
+	body   map[string]any
+	params map[string]Param
+	model  modelFacts
+	errs   FieldErrors
+}
+
+func (v *validator) run(raw json.RawMessage, m Model) {
+	if !knownDialect(v.d) {
+		v.errs.add("provider", fmt.Sprintf("Knobs does not know the provider dialect %q", v.d))
+		return
+	}
+	if !v.e.Valid() {
+		v.errs.add("endpoint", fmt.Sprintf("The endpoint must be chat or completion, not %q", v.e))
+		return
+	}
+	body, msg := decodeObject(raw)
+	if msg != "" {
+		v.errs.add("body", msg)
+		return
+	}
+	v.body = body
+	v.params = paramIndex(Params(v.d, v.e))
+
+	id, _ := body["model"].(string)
+	v.model = factsOf(v.d, m, strings.TrimSpace(id))
+
+	names := make([]string, 0, len(body))
+	for name := range body {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		v.field(name, body[name])
+	}
+	for _, p := range v.params {
+		if _, ok := body[p.Name]; p.Required && !ok {
+			v.errs.add(p.Name, requiredMsg(p.Name))
+		}
+	}
+	v.crossChecks()
+}
+
+func requiredMsg(name string) string {
+	switch name {
+	case "model":
+		return "Choose a model: model is required"
+	case "messages":
+		return "messages is required: add at least one message"
+	}
+	return name + " is required"
+}
+
+// decodeObject parses the body, keeping numbers exact, and says in words
+// what is wrong when it is not one JSON object.
+func decodeObject(raw []byte) (map[string]any, string) {
+	if len(bytes.TrimSpace(raw)) == 0 {
+		return nil, "The request body is empty: it must be a JSON object"
+	}
+	val, err := decodeExact(raw)
+	if err != nil {
+		return nil, "The request body is not valid JSON: " + err.Error()
+	}
+	obj, ok := val.(map[string]any)
+	if !ok {
+		return nil, "The request body must be a JSON object, not " + describeJSON(val)
+	}
+	return obj, ""
+}
+
+func decodeExact(raw []byte) (any, error) {
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	var val any
+	if err := dec.Decode(&val); err != nil {
+		return nil, err
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return nil, errors.New("more than one JSON value")
+	}
+	return val, nil
+}
+
+// field checks one top-level field of the body.
+func (v *validator) field(name string, val any) {
+	if name == "stream" {
+		// The client sets stream itself; an imported body may carry it.
+		if _, ok := val.(bool); !ok && val != nil {
+			v.errs.add(name, "stream must be true or false, not "+describeJSON(val))
+		}
+		return
+	}
+	p, ok := v.params[name]
+	if !ok {
+		if ok, reason := unknownField(v.d, v.e, name); !ok {
+			v.errs.add(name, reason)
+		}
+		return
+	}
+	if ok, reason := paramSupport(v.d, v.e, v.model, p); !ok {
+		v.errs.add(name, reason)
+		return
+	}
+	if val == nil {
+		if p.Required {
+			v.errs.add(name, requiredMsg(name))
+		}
+		return
+	}
+	v.value(p, val)
+}
+
+// value checks the value of a supported parameter against its Param.
+func (v *validator) value(p Param, val any) {
+	name := p.Name
+	switch p.Type {
+	case TypeNumber, TypeInteger:
+		x, ok := jsonNumber(val)
+		if !ok {
+			v.errs.add(name, fmt.Sprintf("%s must be a number, not %s", name, describeJSON(val)))
+			return
+		}
+		if p.Type == TypeInteger && x != math.Trunc(x) {
+			v.errs.add(name, fmt.Sprintf("%s must be a whole number, not %s", name, fmtNum(x)))
+			return
+		}
+		if msg := outOfRange(name, p, x); msg != "" {
+			v.errs.add(name, msg)
+			return
+		}
+		if x == 0 && p.Min != nil && *p.Min == -1 && (name == "max_tokens" || name == "max_completion_tokens") {
+			v.errs.add(name, name+" must be at least 1, or -1 for the model's maximum, not 0")
+		}
+	case TypeBoolean:
+		if _, ok := val.(bool); !ok {
+			v.errs.add(name, fmt.Sprintf("%s must be true or false, not %s", name, describeJSON(val)))
+		}
+	case TypeString:
+		s, ok := val.(string)
+		if !ok {
+			v.errs.add(name, fmt.Sprintf("%s must be a string, not %s", name, describeJSON(val)))
+			return
+		}
+		if p.MaxLength > 0 && utf8.RuneCountInString(s) > p.MaxLength {
+			v.errs.add(name, fmt.Sprintf("%s must be at most %d characters long", name, p.MaxLength))
+		}
+		if name == "model" {
+			v.checkModelID(s)
+		}
+	case TypeEnum:
+		s, ok := val.(string)
+		if !ok || !slices.Contains(p.Enum, s) {
+			v.errs.add(name, fmt.Sprintf("%s must be one of %s, not %s", name, orList(p.Enum), describeJSON(val)))
+			return
+		}
+		if name == "reasoning_effort" && !v.model.effortAllowed(s) {
+			v.errs.add(name, fmt.Sprintf("%s takes reasoning_effort %s, not %q", v.model.id, orList(v.model.efforts), s))
+		}
+	case TypeStringOrArray, TypeStringArray:
+		v.stop(p, val)
+	case TypeObject:
+		obj, ok := val.(map[string]any)
+		if !ok {
+			v.errs.add(name, fmt.Sprintf("%s must be a JSON object, not %s", name, describeJSON(val)))
+			return
+		}
+		switch name {
+		case "logit_bias":
+			v.logitBias(p, obj)
+		case "response_format":
+			v.responseFormat(obj)
+		case "prediction":
+			v.prediction(obj)
+		case "stream_options":
+			v.streamOptions(obj)
+		}
+	case TypeArray:
+		if name == "tools" {
+			v.tools(val)
+		}
+	case TypeEnumOrObject:
+		if name == "tool_choice" {
+			v.toolChoice(p, val)
+		}
+	case TypeMessages:
+		v.messages(val)
+	case TypePrompt:
+		v.prompt(val)
+	}
+}
+
+// checkModelID checks the model id once it is known to be a string.
+func (v *validator) checkModelID(id string) {
+	if strings.TrimSpace(id) == "" {
+		v.errs.add("model", requiredMsg("model"))
+		return
+	}
+	if v.d == DialectXAI && v.e == EndpointCompletion && v.model.reasoningKnown && v.model.reasoning {
+		v.errs.add("model", id+" is a reasoning model, and xAI's legacy /v1/completions does not support reasoning models: use chat or a non-reasoning model")
+	}
+}
+
+func (v *validator) stop(p Param, val any) {
+	name := p.Name
+	if s, ok := val.(string); ok {
+		if p.Type == TypeStringArray {
+			v.errs.add(name, fmt.Sprintf("%s on %s takes an array of strings: write [%q]", name, dialectName(v.d), s))
+		}
+		return
+	}
+	arr, ok := val.([]any)
+	if !ok {
+		v.errs.add(name, fmt.Sprintf("%s must be a string or an array of strings, not %s", name, describeJSON(val)))
+		return
+	}
+	for i, it := range arr {
+		if _, ok := it.(string); !ok {
+			v.errs.add(name, fmt.Sprintf("%s must hold strings only: item %d is %s", name, i, describeJSON(it)))
+			return
+		}
+	}
+	if p.MaxItems > 0 && len(arr) > p.MaxItems {
+		v.errs.add(name, fmt.Sprintf("%s takes at most %d sequences, not %d", name, p.MaxItems, len(arr)))
+	}
+}
+
+func (v *validator) logitBias(p Param, obj map[string]any) {
+	for _, k := range sortedFields(obj) {
+		if _, err := strconv.ParseUint(k, 10, 32); err != nil {
+			v.errs.add(p.Name, fmt.Sprintf("logit_bias keys must be token ids (whole numbers), not %q", k))
+			return
+		}
+		x, ok := jsonNumber(obj[k])
+		if !ok {
+			v.errs.add(p.Name, fmt.Sprintf("logit_bias[%q] must be a number, not %s", k, describeJSON(obj[k])))
+			return
+		}
+		if msg := outOfRange(fmt.Sprintf("logit_bias[%q]", k), p, x); msg != "" {
+			v.errs.add(p.Name, msg)
+			return
+		}
+	}
+}
+
+func (v *validator) streamOptions(obj map[string]any) {
+	if iu, ok := obj["include_usage"]; ok && iu != nil {
+		if _, ok := iu.(bool); !ok {
+			v.errs.add("stream_options.include_usage", "include_usage must be true or false, not "+describeJSON(iu))
+		}
+	} else if v.d == DialectXAI {
+		v.errs.add("stream_options.include_usage", "xAI requires include_usage in stream_options")
+	}
+	v.extraKeys("stream_options", obj, "include_usage")
+}
+
+func (v *validator) prediction(obj map[string]any) {
+	if t, _ := obj["type"].(string); t != "content" {
+		v.errs.add("prediction.type", `prediction.type must be "content"`)
+	}
+	if c, ok := obj["content"]; !ok || c == nil {
+		v.errs.add("prediction.content", "prediction.content is required: the predicted text")
+	} else {
+		v.textContent("prediction.content", c)
+	}
+	v.extraKeys("prediction", obj, "type", "content")
+}
+
+// nameRE is what OpenAI allows in a schema's or a function's name; the
+// other providers follow it.
+var nameRE = regexp.MustCompile(`^[a-zA-Z0-9_-]{1,64}$`)
+
+func (v *validator) responseFormat(obj map[string]any) {
+	t, ok := obj["type"].(string)
+	switch {
+	case !ok:
+		v.errs.add("response_format.type", "response_format.type is required: text, json_object or json_schema")
+		return
+	case t == "text" || t == "json_object":
+		v.extraKeys("response_format", obj, "type")
+		return
+	case t != "json_schema":
+		v.errs.add("response_format.type", fmt.Sprintf("response_format.type must be text, json_object or json_schema, not %q", t))
+		return
+	}
+	v.extraKeys("response_format", obj, "type", "json_schema")
+	const at = "response_format.json_schema"
+	js, ok := obj["json_schema"].(map[string]any)
+	if !ok {
+		v.errs.add(at, "response_format of type json_schema needs a json_schema object with a name and a schema")
+		return
+	}
+	v.extraKeys(at, js, "name", "description", "schema", "strict")
+	name, ok := js["name"].(string)
+	switch {
+	case !ok:
+		v.errs.add(at+".name", "json_schema.name is required")
+	case !nameRE.MatchString(name):
+		v.errs.add(at+".name", "json_schema.name must be 1 to 64 letters, digits, underscores or dashes")
+	}
+	if d, ok := js["description"]; ok && d != nil {
+		if _, ok := d.(string); !ok {
+			v.errs.add(at+".description", "json_schema.description must be a string")
+		}
+	}
+	if s, ok := js["strict"]; ok && s != nil {
+		if _, ok := s.(bool); !ok {
+			v.errs.add(at+".strict", "json_schema.strict must be true or false")
+		}
+	}
+	if s, ok := js["schema"]; ok && s != nil {
+		if _, ok := s.(map[string]any); !ok {
+			v.errs.add(at+".schema", "json_schema.schema must be a JSON Schema object, not "+describeJSON(s))
+		} else if msg := schemaProblem(s); msg != "" {
+			v.errs.add(at+".schema", msg)
+		}
+	}
+}
+
+func (v *validator) tools(val any) {
+	arr, ok := val.([]any)
+	if !ok {
+		v.errs.add("tools", "tools must be an array of tools, not "+describeJSON(val))
+		return
+	}
+	if len(arr) == 0 {
+		v.errs.add("tools", "tools is empty: add a tool or remove the field")
+		return
+	}
+	seen := map[string]int{}
+	for i, it := range arr {
+		at := "tools." + strconv.Itoa(i)
+		tool, ok := it.(map[string]any)
+		if !ok {
+			v.errs.add(at, "each tool must be an object {\"type\":\"function\",\"function\":{...}}, not "+describeJSON(it))
+			continue
+		}
+		v.extraKeys(at, tool, "type", "function")
+		if t, _ := tool["type"].(string); t != "function" {
+			v.errs.add(at+".type", `type must be "function"`)
+		}
+		fn, ok := tool["function"].(map[string]any)
+		if !ok {
+			v.errs.add(at+".function", "function is required: an object with a name and parameters")
+			continue
+		}
+		v.extraKeys(at+".function", fn, "name", "description", "parameters", "strict")
+		name, ok := fn["name"].(string)
+		switch {
+		case !ok:
+			v.errs.add(at+".function.name", "the function needs a name")
+		case !nameRE.MatchString(name):
+			v.errs.add(at+".function.name", fmt.Sprintf("function name %q must be 1 to 64 letters, digits, underscores or dashes", name))
+		default:
+			if j, dup := seen[name]; dup {
+				v.errs.add(at+".function.name", fmt.Sprintf("tool %d is already named %q", j, name))
+			}
+			seen[name] = i
+		}
+		if d, ok := fn["description"]; ok && d != nil {
+			if _, ok := d.(string); !ok {
+				v.errs.add(at+".function.description", "description must be a string")
+			}
+		}
+		if s, ok := fn["strict"]; ok && s != nil {
+			if _, ok := s.(bool); !ok {
+				v.errs.add(at+".function.strict", "strict must be true or false")
+			}
+		}
+		if ps, ok := fn["parameters"]; ok && ps != nil {
+			if _, ok := ps.(map[string]any); !ok {
+				v.errs.add(at+".function.parameters", "parameters must be a JSON Schema object, not "+describeJSON(ps))
+			} else if msg := schemaProblem(ps); msg != "" {
+				v.errs.add(at+".function.parameters", msg)
+			}
+		}
+	}
+}
+
+func (v *validator) toolChoice(p Param, val any) {
+	switch c := val.(type) {
+	case string:
+		if !slices.Contains(p.Enum, c) {
+			v.errs.add("tool_choice", fmt.Sprintf("tool_choice must be %s or an object naming a function, not %q", orList(p.Enum), c))
+		}
+	case map[string]any:
+		v.extraKeys("tool_choice", c, "type", "function")
+		if t, _ := c["type"].(string); t != "function" {
+			v.errs.add("tool_choice.type", `tool_choice.type must be "function"`)
+		}
+		fn, _ := c["function"].(map[string]any)
+		if name, ok := fn["name"].(string); !ok || name == "" {
+			v.errs.add("tool_choice.function.name", "tool_choice.function.name is required: the tool to call")
+		}
+	default:
+		v.errs.add("tool_choice", fmt.Sprintf("tool_choice must be %s or an object naming a function, not %s", orList(p.Enum), describeJSON(val)))
+	}
+}
+
+var messageRoles = []string{"system", "developer", "user", "assistant", "tool"}
+
+func (v *validator) messages(val any) {
+	arr, ok := val.([]any)
+	if !ok {
+		v.errs.add("messages", "messages must be an array of messages, not "+describeJSON(val))
+		return
+	}
+	if len(arr) == 0 {
+		v.errs.add("messages", "messages is empty: add at least one message")
+		return
+	}
+	for i, it := range arr {
+		v.message("messages."+strconv.Itoa(i), it)
+	}
+}
+
+func (v *validator) message(at string, val any) {
+	msg, ok := val.(map[string]any)
+	if !ok {
+		v.errs.add(at, "each message must be an object with a role and content, not "+describeJSON(val))
+		return
+	}
+	role, ok := msg["role"].(string)
+	if !ok {
+		v.errs.add(at+".role", "role is required: "+orList(messageRoles))
+		return
+	}
+	if !slices.Contains(messageRoles, role) {
+		v.errs.add(at+".role", fmt.Sprintf("role must be %s, not %q", orList(messageRoles), role))
+		return
+	}
+	allowed := []string{"role", "content", "name"}
+	switch role {
+	case "assistant":
+		allowed = append(allowed, "reasoning", "tool_calls")
+	case "tool":
+		allowed = append(allowed, "tool_call_id")
+	}
+	if v.strict {
+		if _, ok := msg["reasoning_content"]; ok && role == "assistant" {
+			v.errs.add(at+".reasoning_content", dialectName(v.d)+" rejects reasoning_content in a request: past reasoning goes back in the assistant message's reasoning field")
+		}
+	}
+	v.extraKeys(at, msg, allowed...)
+	if n, ok := msg["name"]; ok && n != nil {
+		if _, ok := n.(string); !ok {
+			v.errs.add(at+".name", "name must be a string")
+		}
+	}
+
+	content, hasContent := msg["content"]
+	hasContent = hasContent && content != nil
+	switch role {
+	case "assistant":
+		calls, hasCalls := msg["tool_calls"]
+		hasCalls = hasCalls && calls != nil
+		if !hasContent && !hasCalls {
+			v.errs.add(at+".content", "an assistant message needs content or tool_calls")
+		}
+		if hasContent {
+			v.textContent(at+".content", content)
+		}
+		if hasCalls {
+			v.toolCalls(at+".tool_calls", calls)
+		}
+		if r, ok := msg["reasoning"]; ok && r != nil && v.strict {
+			v.textContent(at+".reasoning", r)
+		}
+	case "tool":
+		if id, ok := msg["tool_call_id"].(string); !ok || id == "" {
+			v.errs.add(at+".tool_call_id", "a tool message needs the tool_call_id of the call it answers")
+		}
+		if !hasContent {
+			v.errs.add(at+".content", "content is required: the tool's result")
+		} else {
+			v.textContent(at+".content", content)
+		}
+	case "user":
+		if !hasContent {
+			v.errs.add(at+".content", "content is required")
+		} else {
+			v.userContent(at+".content", content)
+		}
+	default:
+		if !hasContent {
+			v.errs.add(at+".content", "content is required")
+		} else {
+			v.textContent(at+".content", content)
+		}
+	}
+}
+
+// textContent checks content that is a string or an array of text parts.
+func (v *validator) textContent(at string, val any) {
+	v.content(at, val, false)
+}
+
+// userContent is textContent that may also hold images.
+func (v *validator) userContent(at string, val any) {
+	v.content(at, val, true)
+}
+
+func (v *validator) content(at string, val any, images bool) {
+	if _, ok := val.(string); ok {
+		return
+	}
+	parts, ok := val.([]any)
+	if !ok {
+		v.errs.add(at, "content must be a string or an array of content parts, not "+describeJSON(val))
+		return
+	}
+	for i, it := range parts {
+		pat := at + "." + strconv.Itoa(i)
+		part, ok := it.(map[string]any)
+		if !ok {
+			v.errs.add(pat, `each content part must be an object like {"type":"text","text":"..."}, not `+describeJSON(it))
+			continue
+		}
+		t, _ := part["type"].(string)
+		switch {
+		case t == "text":
+			if _, ok := part["text"].(string); !ok {
+				v.errs.add(pat+".text", "a text part needs text, a string")
+			}
+			v.extraKeys(pat, part, "type", "text")
+		case t == "image_url" && images:
+			img, _ := part["image_url"].(map[string]any)
+			if _, ok := img["url"].(string); !ok {
+				v.errs.add(pat+".image_url", `an image part needs "image_url": {"url": "..."}`)
+			}
+			v.extraKeys(pat, part, "type", "image_url")
+		case t == "":
+			v.errs.add(pat+".type", "each content part needs a type")
+		case v.strict:
+			if images {
+				v.errs.add(pat+".type", fmt.Sprintf("content part type must be text or image_url, not %q", t))
+			} else {
+				v.errs.add(pat+".type", fmt.Sprintf("content part type must be text, not %q", t))
+			}
+		}
+	}
+}
+
+func (v *validator) toolCalls(at string, val any) {
+	calls, ok := val.([]any)
+	if !ok {
+		v.errs.add(at, "tool_calls must be an array, not "+describeJSON(val))
+		return
+	}
+	for i, it := range calls {
+		cat := at + "." + strconv.Itoa(i)
+		call, ok := it.(map[string]any)
+		if !ok {
+			v.errs.add(cat, "each tool call must be an object, not "+describeJSON(it))
+			continue
+		}
+		v.extraKeys(cat, call, "id", "type", "function", "index")
+		if id, ok := call["id"].(string); !ok || id == "" {
+			v.errs.add(cat+".id", "a tool call needs its id")
+		}
+		if t, _ := call["type"].(string); t != "function" {
+			v.errs.add(cat+".type", `type must be "function"`)
+		}
+		fn, ok := call["function"].(map[string]any)
+		if !ok {
+			v.errs.add(cat+".function", "a tool call needs a function with a name and arguments")
+			continue
+		}
+		v.extraKeys(cat+".function", fn, "name", "arguments")
+		if _, ok := fn["name"].(string); !ok {
+			v.errs.add(cat+".function.name", "the function's name is required")
+		}
+		switch a := fn["arguments"].(type) {
+		case string:
+		case nil:
+			v.errs.add(cat+".function.arguments", "arguments is required: the call's arguments as a JSON string")
+		default:
+			v.errs.add(cat+".function.arguments", "arguments must be a string holding JSON, not "+describeJSON(a))
+		}
+	}
+}
+
+func (v *validator) prompt(val any) {
+	const at = "prompt"
+	if _, ok := val.(string); ok {
+		return
+	}
+	what := "prompt must be a string, an array of strings, an array of token ids or an array of token-id arrays"
+	if v.d == DialectXAI {
+		what = "xAI takes the prompt as a string or an array of strings"
+	}
+	arr, ok := val.([]any)
+	if !ok {
+		v.errs.add(at, what+", not "+describeJSON(val))
+		return
+	}
+	if len(arr) == 0 {
+		v.errs.add(at, "prompt is empty")
+		return
+	}
+	if allItems(arr, isJSONString) {
+		return
+	}
+	if v.d != DialectXAI {
+		if allItems(arr, isTokenID) {
+			return
+		}
+		if allItems(arr, func(x any) bool { a, ok := x.([]any); return ok && len(a) > 0 && allItems(a, isTokenID) }) {
+			return
+		}
+	}
+	v.errs.add(at, what)
+}
+
+// crossChecks are the rules that tie fields together. They run only on
+// fields whose own value passed, so one mistake gives one message.
+func (v *validator) crossChecks() {
+	if v.fine("top_logprobs") && v.e == EndpointChat {
+		if lp, _ := v.body["logprobs"].(bool); !lp {
+			v.errs.add("top_logprobs", "top_logprobs needs logprobs set to true")
+		}
+	}
+	if best, ok := v.whole("best_of"); ok && best > 1 {
+		// The seeds: "Results cannot be streamed", and every run streams.
+		v.errs.add("best_of", "best_of above 1 cannot be streamed, and Knobs streams every run: set it to 1 or remove it")
+	} else if ok {
+		n, ok := v.whole("n")
+		if !ok {
+			n = 1
+		}
+		if best < n {
+			v.errs.add("best_of", fmt.Sprintf("best_of (%d) must be at least n (%d): best_of is the number of candidates, of which the best n are returned", best, n))
+		}
+	}
+	for _, pair := range [][2]string{{"min_tokens", "max_tokens"}, {"min_completion_tokens", "max_completion_tokens"}} {
+		lo, ok1 := v.whole(pair[0])
+		hi, ok2 := v.whole(pair[1])
+		if ok1 && ok2 && lo > 0 && hi > 0 && lo > hi {
+			v.errs.add(pair[0], fmt.Sprintf("%s (%d) is larger than %s (%d)", pair[0], lo, pair[1], hi))
+		}
+	}
+	for _, name := range []string{"max_completion_tokens", "max_tokens"} {
+		n, ok := v.whole(name)
+		switch {
+		case !ok:
+		case v.model.maxOutput > 0 && n > int64(v.model.maxOutput) && v.d != DialectSim:
+			// The simulator clamps to its maximum instead of refusing.
+			v.errs.add(name, fmt.Sprintf("%s writes at most %d tokens: %s must be at most that", v.model.id, v.model.maxOutput, name))
+		case v.model.contextLength > 0 && n > int64(v.model.contextLength):
+			v.errs.add(name, fmt.Sprintf("%s is larger than the context of %s (%d tokens)", name, v.model.id, v.model.contextLength))
+		}
+	}
+	v.toolsConsistency()
+}
+
+func (v *validator) toolsConsistency() {
+	tools, hasTools := v.body["tools"].([]any)
+	hasTools = hasTools && len(tools) > 0
+	if v.fine("parallel_tool_calls") && !hasTools {
+		v.errs.add("parallel_tool_calls", "parallel_tool_calls only applies when tools are given")
+	}
+	if !v.fine("tool_choice") {
+		return
+	}
+	choice := v.body["tool_choice"]
+	if !hasTools {
+		v.errs.add("tool_choice", "tool_choice needs tools: add a tool or remove tool_choice")
+		return
+	}
+	obj, ok := choice.(map[string]any)
+	if !ok {
+		return
+	}
+	fn, _ := obj["function"].(map[string]any)
+	want, _ := fn["name"].(string)
+	for _, it := range tools {
+		tool, _ := it.(map[string]any)
+		f, _ := tool["function"].(map[string]any)
+		if name, _ := f["name"].(string); name == want {
+			return
+		}
+	}
+	v.errs.add("tool_choice.function.name", fmt.Sprintf("no tool is named %q", want))
+}
+
+// fine reports whether the field is set, not null, and drew no error, at
+// its own key or below it.
+func (v *validator) fine(name string) bool {
+	val, ok := v.body[name]
+	if !ok || val == nil {
+		return false
+	}
+	for k := range v.errs {
+		if k == name || strings.HasPrefix(k, name+".") {
+			return false
+		}
+	}
+	return true
+}
+
+// whole returns a field's whole-number value when it is fine.
+func (v *validator) whole(name string) (int64, bool) {
+	if !v.fine(name) {
+		return 0, false
+	}
+	x, ok := jsonNumber(v.body[name])
+	if !ok || x != math.Trunc(x) {
+		return 0, false
+	}
+	// Clamp what int64 cannot hold, so that a huge value still compares
+	// as huge.
+	return int64(max(min(x, math.MaxInt64/2), math.MinInt64/2)), true
+}
+
+// extraKeys reports the keys of an object nested in the body that a strict
+// dialect does not know; for the others they pass through.
+func (v *validator) extraKeys(at string, obj map[string]any, allowed ...string) {
+	if !v.strict {
+		return
+	}
+	for _, k := range sortedFields(obj) {
+		if !slices.Contains(allowed, k) {
+			if _, done := v.errs[at+"."+k]; !done {
+				v.errs.add(at+"."+k, fmt.Sprintf("%s does not know the field %s here and would answer 422: remove it", dialectName(v.d), k))
+			}
+		}
+	}
+}
+
+// schemaProblem compiles a JSON Schema given by the user and returns the
+// library's account of what is wrong with it, or "".
+func schemaProblem(doc any) string {
+	const loc = "urn:knobs:schema"
+	c := jsonschema.NewCompiler()
+	// The schema comes from a user: a $ref must not make the server read
+	// its own files or fetch URLs.
+	c.UseLoader(refusingLoader{})
+	c.UseRegexpEngine(schemaRegexp)
+	c.DefaultDraft(jsonschema.Draft2020)
+	err := c.AddResource(loc, doc)
+	if err == nil {
+		_, err = c.Compile(loc)
+	}
+	if err == nil {
+		return ""
+	}
+	var ve *jsonschema.SchemaValidationError
+	var inner *jsonschema.ValidationError
+	if errors.As(err, &ve) && errors.As(ve.Err, &inner) {
+		var leaves []string
+		collectLeaves(inner, &leaves)
+		return "not a valid JSON Schema: " + strings.Join(leaves, "; ")
+	}
+	var le *jsonschema.LoadURLError
+	if errors.As(err, &le) {
+		return fmt.Sprintf("not a usable JSON Schema: $ref %q points outside the schema, which Knobs does not load", strings.ReplaceAll(le.URL, loc, ""))
+	}
+	return "not a valid JSON Schema: " + strings.ReplaceAll(err.Error(), loc, "")
+}
+
+// collectLeaves keeps the innermost causes, which name the keyword at fault;
+// the outer ones only say that an allOf or anyOf of the metaschema failed.
+func collectLeaves(e *jsonschema.ValidationError, out *[]string) {
+	if len(e.Causes) == 0 {
+		*out = append(*out, e.Error())
+		return
+	}
+	for _, c := range e.Causes {
+		collectLeaves(c, out)
+	}
+}
+
+// ecmaOnly matches the regex syntax of ECMA-262 (the dialect JSON Schema
+// patterns are written in) that Go's RE2 lacks: lookaround and
+// backreferences.
+var ecmaOnly = regexp.MustCompile(`\(\?<?[=!]|\\[1-9]|\\k<`)
+
+// schemaRegexp compiles a schema's patterns with Go's regexp, but lets a
+// pattern that only fails for want of ECMA-262 features pass: it is a valid
+// schema, and the provider's engine is not Go's.
+func schemaRegexp(s string) (jsonschema.Regexp, error) {
+	re, err := regexp.Compile(s)
+	if err == nil {
+		return re, nil
+	}
+	if ecmaOnly.MatchString(s) {
+		return uncheckedRegexp(s), nil
+	}
+	return nil, err
+}
+
+type uncheckedRegexp string
+
+func (r uncheckedRegexp) String() string { return string(r) }
+
+// MatchString is never called: Knobs compiles a schema only to check it.
+func (r uncheckedRegexp) MatchString(string) bool { return true }
+
+type refusingLoader struct{}
+
+func (refusingLoader) Load(url string) (any, error) {
+	return nil, errors.New("external schemas are not loaded")
+}
+
+func jsonNumber(val any) (float64, bool) {
+	n, ok := val.(json.Number)
+	if !ok {
+		return 0, false
+	}
+	x, err := n.Float64()
+	return x, err == nil
+}
+
+func isJSONString(x any) bool { _, ok := x.(string); return ok }
+
+func isTokenID(x any) bool {
+	f, ok := jsonNumber(x)
+	return ok && f >= 0 && f == math.Trunc(f)
+}
+
+func allItems(arr []any, pred func(any) bool) bool {
+	for _, x := range arr {
+		if !pred(x) {
+			return false
+		}
+	}
+	return true
+}
+
+func outOfRange(name string, p Param, x float64) string {
+	low := p.Min != nil && x < *p.Min
+	high := p.Max != nil && x > *p.Max
+	if !low && !high {
+		return ""
+	}
+	switch {
+	case p.Min != nil && p.Max != nil:
+		return fmt.Sprintf("%s must be between %s and %s, not %s", name, fmtNum(*p.Min), fmtNum(*p.Max), fmtNum(x))
+	case p.Min != nil:
+		return fmt.Sprintf("%s must be at least %s, not %s", name, fmtNum(*p.Min), fmtNum(x))
+	default:
+		return fmt.Sprintf("%s must be at most %s, not %s", name, fmtNum(*p.Max), fmtNum(x))
+	}
+}
+
+func fmtNum(x float64) string { return strconv.FormatFloat(x, 'g', -1, 64) }
+
+// describeJSON names a JSON value for a message, quoting short strings so that
+// the user sees what they typed.
+func describeJSON(val any) string {
+	switch x := val.(type) {
+	case nil:
+		return "null"
+	case bool:
+		return "a boolean (" + strconv.FormatBool(x) + ")"
+	case json.Number:
+		return "a number (" + x.String() + ")"
+	case string:
+		if utf8.RuneCountInString(x) <= 40 {
+			return strconv.Quote(x)
+		}
+		return "a string"
+	case []any:
+		return "an array"
+	case map[string]any:
+		return "an object"
+	}
+	return fmt.Sprintf("%T", val)
+}
+
+// orList writes "a, b or c".
+func orList(xs []string) string {
+	switch len(xs) {
+	case 0:
+		return ""
+	case 1:
+		return xs[0]
+	}
+	return strings.Join(xs[:len(xs)-1], ", ") + " or " + xs[len(xs)-1]
+}
+
+func sortedFields(m map[string]any) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}

@@ -1,0 +1,192 @@
+// Package snippet renders a request as code a user can run elsewhere:
+// curl, Python and JavaScript with the openai SDK, and Go with net/http.
+// The key is always read from an environment variable, never written out.
+package snippet
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"strings"
+)
+
+// Request is what a snippet sends.
+type Request struct {
+	BaseURL string // without /v1
+	Path    string // "/v1/chat/completions" or "/v1/completions"
+	KeyEnv  string // the environment variable holding the key; "" for none
+	Body    []byte // the JSON body exactly as Knobs sends it
+}
+
+// Snippet is one rendering.
+type Snippet struct {
+	Lang  string `json:"lang"`
+	Label string `json:"label"`
+	Code  string `json:"code"`
+}
+
+// Render returns the request as curl, Python, JavaScript and Go.
+func Render(r Request) []Snippet {
+	pretty := indentJSON(r.Body, "  ")
+	return []Snippet{
+		{"curl", "curl", curl(r, pretty)},
+		{"python", "Python (openai SDK)", python(r)},
+		{"javascript", "JavaScript (openai SDK)", javascript(r, pretty)},
+		{"go", "Go (net/http)", goCode(r, pretty)},
+	}
+}
+
+func indentJSON(b []byte, indent string) string {
+	var out bytes.Buffer
+	if json.Indent(&out, b, "", indent) != nil {
+		return string(b)
+	}
+	return out.String()
+}
+
+// shellQuote wraps s in single quotes for a POSIX shell.
+func shellQuote(s string) string {
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
+
+func curl(r Request, pretty string) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "curl -N %s \\\n", shellQuote(r.BaseURL+r.Path))
+	b.WriteString("  -H 'Content-Type: application/json' \\\n")
+	if r.KeyEnv != "" {
+		fmt.Fprintf(&b, "  -H \"Authorization: Bearer $%s\" \\\n", r.KeyEnv)
+	}
+	fmt.Fprintf(&b, "  -d %s", shellQuote(pretty))
+	return b.String()
+}
+
+// pyValue renders JSON as a Python literal.
+func pyValue(v any, indent string) string {
+	switch x := v.(type) {
+	case nil:
+		return "None"
+	case bool:
+		if x {
+			return "True"
+		}
+		return "False"
+	case json.Number:
+		return x.String()
+	case string:
+		q, _ := json.Marshal(x)
+		return string(q)
+	case []any:
+		if len(x) == 0 {
+			return "[]"
+		}
+		var b strings.Builder
+		b.WriteString("[\n")
+		for _, e := range x {
+			b.WriteString(indent + "    " + pyValue(e, indent+"    ") + ",\n")
+		}
+		b.WriteString(indent + "]")
+		return b.String()
+	case orderedObject:
+		if len(x) == 0 {
+			return "{}"
+		}
+		var b strings.Builder
+		b.WriteString("{\n")
+		for _, kv := range x {
+			k, _ := json.Marshal(kv.key)
+			b.WriteString(indent + "    " + string(k) + ": " + pyValue(kv.value, indent+"    ") + ",\n")
+		}
+		b.WriteString(indent + "}")
+		return b.String()
+	}
+	return fmt.Sprint(v)
+}
+
+func python(r Request) string {
+	fields, ok := decodeOrdered(r.Body)
+	var b strings.Builder
+	b.WriteString("import os\nfrom openai import OpenAI\n\n")
+	key := `"none"`
+	if r.KeyEnv != "" {
+		key = fmt.Sprintf(`os.environ[%q]`, r.KeyEnv)
+	}
+	fmt.Fprintf(&b, "client = OpenAI(base_url=%q, api_key=%s)\n\n", r.BaseURL+"/v1", key)
+	method := "client.chat.completions.create"
+	if strings.HasSuffix(r.Path, "/v1/completions") {
+		method = "client.completions.create"
+	}
+	fmt.Fprintf(&b, "stream = %s(\n", method)
+	if !ok {
+		fmt.Fprintf(&b, "    **%s,\n", string(r.Body))
+	}
+	var extra []kv
+	for _, f := range fields {
+		if sdkArgs[f.key] {
+			fmt.Fprintf(&b, "    %s=%s,\n", f.key, pyValue(f.value, "    "))
+		} else {
+			extra = append(extra, f)
+		}
+	}
+	if len(extra) > 0 {
+		// Fields the SDK has no argument for travel in extra_body unchanged.
+		fmt.Fprintf(&b, "    extra_body=%s,\n", pyValue(orderedObject(extra), "    "))
+	}
+	b.WriteString(")\n")
+	if method == "client.completions.create" {
+		b.WriteString("for chunk in stream:\n    if chunk.choices:\n        print(chunk.choices[0].text, end=\"\", flush=True)\n")
+	} else {
+		b.WriteString("for chunk in stream:\n    if chunk.choices and chunk.choices[0].delta.content:\n        print(chunk.choices[0].delta.content, end=\"\", flush=True)\n")
+	}
+	return b.String()
+}
+
+// sdkArgs are the fields the openai Python SDK takes as named arguments.
+var sdkArgs = map[string]bool{
+	"model": true, "messages": true, "prompt": true, "stream": true, "stream_options": true,
+	"temperature": true, "top_p": true, "max_tokens": true, "max_completion_tokens": true,
+	"stop": true, "seed": true, "n": true, "frequency_penalty": true, "presence_penalty": true,
+	"logit_bias": true, "logprobs": true, "top_logprobs": true, "reasoning_effort": true,
+	"response_format": true, "tools": true, "tool_choice": true, "parallel_tool_calls": true,
+	"prediction": true, "service_tier": true, "prompt_cache_key": true, "user": true,
+	"echo": true, "suffix": true, "best_of": true,
+}
+
+func javascript(r Request, pretty string) string {
+	var b strings.Builder
+	b.WriteString("import OpenAI from \"openai\";\n\n")
+	key := `"none"`
+	if r.KeyEnv != "" {
+		key = "process.env." + r.KeyEnv
+	}
+	fmt.Fprintf(&b, "const client = new OpenAI({ baseURL: %q, apiKey: %s });\n\n", r.BaseURL+"/v1", key)
+	method := "client.chat.completions.create"
+	if strings.HasSuffix(r.Path, "/v1/completions") {
+		method = "client.completions.create"
+	}
+	// The SDK passes unknown fields through, so the body goes as it is.
+	fmt.Fprintf(&b, "const stream = await %s(%s);\n", method, pretty)
+	if method == "client.completions.create" {
+		b.WriteString("for await (const chunk of stream) {\n  process.stdout.write(chunk.choices[0]?.text ?? \"\");\n}\n")
+	} else {
+		b.WriteString("for await (const chunk of stream) {\n  process.stdout.write(chunk.choices[0]?.delta?.content ?? \"\");\n}\n")
+	}
+	return b.String()
+}
+
+func goCode(r Request, pretty string) string {
+	var b strings.Builder
+	b.WriteString("package main\n\nimport (\n\t\"bufio\"\n\t\"fmt\"\n\t\"net/http\"\n\t\"os\"\n\t\"strings\"\n)\n\n")
+	b.WriteString("const body = `" + strings.ReplaceAll(pretty, "`", "` + \"`\" + `") + "`\n\n")
+	b.WriteString("func main() {\n")
+	fmt.Fprintf(&b, "\treq, err := http.NewRequest(\"POST\", %q, strings.NewReader(body))\n", r.BaseURL+r.Path)
+	b.WriteString("\tif err != nil {\n\t\tpanic(err)\n\t}\n")
+	b.WriteString("\treq.Header.Set(\"Content-Type\", \"application/json\")\n")
+	if r.KeyEnv != "" {
+		fmt.Fprintf(&b, "\treq.Header.Set(\"Authorization\", \"Bearer \"+os.Getenv(%q))\n", r.KeyEnv)
+	}
+	b.WriteString("\tresp, err := http.DefaultClient.Do(req)\n\tif err != nil {\n\t\tpanic(err)\n\t}\n\tdefer resp.Body.Close()\n")
+	b.WriteString("\tsc := bufio.NewScanner(resp.Body)\n\tsc.Buffer(make([]byte, 1<<20), 1<<20)\n")
+	b.WriteString("\tfor sc.Scan() {\n\t\tif line, ok := strings.CutPrefix(sc.Text(), \"data: \"); ok {\n\t\t\tfmt.Println(line)\n\t\t}\n\t}\n")
+	b.WriteString("\tif err := sc.Err(); err != nil {\n\t\tfmt.Fprintln(os.Stderr, err)\n\t\tos.Exit(1)\n\t}\n}\n")
+	return b.String()
+}

@@ -1,0 +1,938 @@
+// Knobs playground: the editor, the parameter panel, and the live run.
+//
+// The request is the state: everything on the page reads from and writes
+// to one RunSpec {provider, endpoint, body}. Streamed text is appended at
+// most once per animation frame, so thousands of tokens per second do not
+// stall the page.
+"use strict";
+
+(() => {
+  const root = document.getElementById("playground");
+  if (!root) return;
+
+  const $ = (sel, el = document) => el.querySelector(sel);
+  const $$ = (sel, el = document) => Array.from(el.querySelectorAll(sel));
+  const csrf = () => document.querySelector('meta[name="csrf-token"]').content;
+  const ROLES = ["system", "developer", "user", "assistant", "tool"];
+
+  const ui = {
+    provider: $("#pg-provider"),
+    model: $("#pg-model"),
+    models: $("#pg-models"),
+    modelHint: $("[data-model-hint]"),
+    runBtn: $("#pg-run"),
+    stopBtn: $("#pg-stop"),
+    regenBtn: $("#pg-regenerate"),
+    system: $("[data-system]"),
+    messages: $("#pg-messages"),
+    prompt: $("[data-prompt]"),
+    panel: $("#pg-panel"),
+    choices: $("#pg-choices"),
+    error: $("#pg-error"),
+    metrics: $("#pg-metrics"),
+    rawRequest: $("#pg-raw-request"),
+    rawEvents: $("#pg-raw-events"),
+    code: $("#pg-code"),
+    showRaw: $("#pg-show-raw"),
+  };
+
+  // ---------- the chat editor ----------
+
+  function messageRow(msg) {
+    const li = document.createElement("li");
+    li.className = "message";
+    const n = Math.random().toString(36).slice(2, 8);
+    li.innerHTML = `
+      <div class="msg-head">
+        <label class="sr-label" for="role-${n}">Role</label>
+        <select id="role-${n}" data-role>${ROLES.map((r) => `<option value="${r}">${r}</option>`).join("")}</select>
+        <span class="tool-id" hidden><label for="tcid-${n}">tool_call_id</label>
+          <input id="tcid-${n}" data-tool-call-id spellcheck="false" size="18"></span>
+        <span class="grow"></span>
+        <button type="button" class="icon" data-move="-1" aria-label="Move up" title="Move up">↑</button>
+        <button type="button" class="icon" data-move="1" aria-label="Move down" title="Move down">↓</button>
+        <button type="button" class="icon danger" data-delete aria-label="Delete message" title="Delete">✕</button>
+      </div>
+      <label class="sr-label" for="content-${n}">Message content</label>
+      <textarea id="content-${n}" data-content rows="2"></textarea>
+      <details class="msg-reasoning" hidden><summary>Reasoning</summary>
+        <label class="sr-label" for="reasoning-${n}">Reasoning</label>
+        <textarea id="reasoning-${n}" data-reasoning rows="2"></textarea></details>
+      <details class="msg-tool-calls" hidden><summary>Tool calls (JSON)</summary>
+        <label class="sr-label" for="tc-${n}">Tool calls</label>
+        <textarea id="tc-${n}" data-tool-calls rows="3" spellcheck="false"></textarea></details>
+      <p class="field-error" data-msg-error hidden></p>`;
+    $("[data-role]", li).value = ROLES.includes(msg.role) ? msg.role : "user";
+    $("[data-content]", li).value = contentText(msg.content);
+    $("[data-tool-call-id]", li).value = msg.tool_call_id || "";
+    $("[data-reasoning]", li).value = msg.reasoning || msg.reasoning_content || "";
+    if (msg.tool_calls) $("[data-tool-calls]", li).value = JSON.stringify(msg.tool_calls, null, 2);
+    if (Array.isArray(msg.content)) li.dataset.parts = JSON.stringify(msg.content);
+    syncRow(li);
+    return li;
+  }
+
+  function contentText(c) {
+    if (c == null) return "";
+    if (typeof c === "string") return c;
+    if (Array.isArray(c)) return c.filter((p) => p && p.type === "text").map((p) => p.text).join("\n");
+    return JSON.stringify(c);
+  }
+
+  function syncRow(li) {
+    const role = $("[data-role]", li).value;
+    li.dataset.roleName = role;
+    $(".tool-id", li).hidden = role !== "tool";
+    const reasoning = $(".msg-reasoning", li);
+    reasoning.hidden = role !== "assistant";
+    const tc = $(".msg-tool-calls", li);
+    tc.hidden = role !== "assistant";
+    if (!tc.hidden && $("[data-tool-calls]", li).value.trim()) tc.open = true;
+  }
+
+  function readMessages(errors) {
+    const out = [];
+    const sys = ui.system.value;
+    if (sys.trim() !== "") out.push({ role: "system", content: sys });
+    $$(".message", ui.messages).forEach((li) => {
+      const m = { role: $("[data-role]", li).value, content: $("[data-content]", li).value };
+      if (m.role === "tool") m.tool_call_id = $("[data-tool-call-id]", li).value.trim();
+      if (m.role === "assistant") {
+        const r = $("[data-reasoning]", li).value;
+        if (r.trim() !== "") m.reasoning = r;
+        const tc = $("[data-tool-calls]", li).value.trim();
+        if (tc) {
+          try {
+            m.tool_calls = JSON.parse(tc);
+          } catch (e) {
+            errors[`messages.${out.length}.tool_calls`] = "The tool calls are not valid JSON: " + e.message;
+          }
+        }
+      }
+      out.push(m);
+    });
+    return out;
+  }
+
+  function renderMessages(list) {
+    ui.messages.textContent = "";
+    ui.system.value = "";
+    let rest = list || [];
+    if (rest.length && rest[0].role === "system" && typeof rest[0].content === "string") {
+      ui.system.value = rest[0].content;
+      rest = rest.slice(1);
+    }
+    rest.forEach((m) => ui.messages.appendChild(messageRow(m)));
+    $$("textarea", ui.messages).forEach(autosize);
+    autosize(ui.system);
+  }
+
+  function autosize(t) {
+    if (!t) return;
+    t.style.height = "auto";
+    t.style.height = Math.min(t.scrollHeight + 2, 480) + "px";
+  }
+
+  ui.messages.addEventListener("change", (e) => {
+    if (e.target.matches("[data-role]")) syncRow(e.target.closest(".message"));
+    changed();
+  });
+  ui.messages.addEventListener("input", (e) => {
+    if (e.target.matches("textarea")) autosize(e.target);
+    changed();
+  });
+  ui.messages.addEventListener("click", (e) => {
+    const li = e.target.closest(".message");
+    if (!li) return;
+    if (e.target.closest("[data-delete]")) {
+      li.remove();
+      changed();
+    } else if (e.target.closest("[data-move]")) {
+      const dir = Number(e.target.closest("[data-move]").dataset.move);
+      if (dir < 0 && li.previousElementSibling) li.parentNode.insertBefore(li, li.previousElementSibling);
+      if (dir > 0 && li.nextElementSibling) li.parentNode.insertBefore(li.nextElementSibling, li);
+      changed();
+    }
+  });
+  $$("[data-add-message]").forEach((b) =>
+    b.addEventListener("click", () => {
+      const row = messageRow({ role: b.dataset.addMessage, content: "" });
+      ui.messages.appendChild(row);
+      autosize($("[data-content]", row));
+      $("[data-content]", row).focus();
+      changed();
+    }),
+  );
+  ui.system.addEventListener("input", () => {
+    autosize(ui.system);
+    changed();
+  });
+  ui.prompt.addEventListener("input", changed);
+
+  // ---------- mode, provider, model and the panel ----------
+
+  const endpoint = () => $('input[name="endpoint"]:checked').value;
+
+  function showMode() {
+    const mode = endpoint();
+    $$("[data-mode]", root).forEach((el) => (el.hidden = el.dataset.mode !== mode));
+  }
+
+  let panelSeq = 0;
+  async function reloadPanel() {
+    const body = readPanel({}); // keep what the user set across the swap
+    const seq = ++panelSeq;
+    const q = new URLSearchParams({ provider: ui.provider.value, endpoint: endpoint(), model: ui.model.value });
+    const res = await fetch("/playground/panel?" + q, { headers: { Accept: "text/html" } });
+    if (!res.ok || seq !== panelSeq) return;
+    ui.panel.innerHTML = await res.text();
+    applyPanel(body);
+    const p = $(".panel", ui.panel);
+    changed();
+    return p;
+  }
+
+  async function loadModels() {
+    const res = await fetch("/playground/models?" + new URLSearchParams({ provider: ui.provider.value }), {
+      headers: { Accept: "application/json" },
+    });
+    if (!res.ok) return;
+    const data = await res.json();
+    ui.models.textContent = "";
+    state.models = {};
+    for (const m of data.models || []) {
+      const o = document.createElement("option");
+      o.value = m.id;
+      o.textContent = m.hint;
+      ui.models.appendChild(o);
+      state.models[m.id] = m;
+    }
+    updateModelHint(data.note);
+  }
+
+  function updateModelHint(note) {
+    const m = state.models[ui.model.value];
+    ui.modelHint.textContent = [m ? m.hint : "", note || ""].filter(Boolean).join(" — ");
+  }
+
+  const state = { models: {}, run: null, es: null, lastSpec: null, choices: [], frame: 0 };
+
+  ui.provider.addEventListener("change", async () => {
+    await loadModels();
+    const first = ui.models.querySelector("option");
+    if (first && !state.models[ui.model.value]) ui.model.value = first.value;
+    updateModelHint();
+    reloadPanel();
+  });
+  ui.model.addEventListener("change", () => {
+    updateModelHint();
+    reloadPanel();
+  });
+  $$('input[name="endpoint"]').forEach((r) =>
+    r.addEventListener("change", () => {
+      showMode();
+      reloadPanel();
+    }),
+  );
+
+  // ---------- reading and filling the panel ----------
+
+  function setError(field, msg) {
+    let el = document.querySelector(`[data-error-for="${CSS.escape(field)}"]`);
+    const m = /^messages\.(\d+)/.exec(field);
+    if (!el && m) {
+      const idx = Number(m[1]) - (ui.system.value.trim() !== "" ? 1 : 0);
+      const li = $$(".message", ui.messages)[idx];
+      el = li ? $("[data-msg-error]", li) : $('[data-error-for="messages"]');
+    }
+    if (!el) {
+      const top = field.split(".")[0];
+      el = document.querySelector(`[data-error-for="${CSS.escape(top)}"]`);
+      if (el && top !== field) msg = `${field}: ${msg}`;
+    }
+    if (!el) {
+      showRunError({ kind: "validation", message: `${field}: ${msg}` });
+      return;
+    }
+    el.textContent = msg;
+    el.hidden = false;
+    const ctl = el.closest(".param");
+    if (ctl) ctl.classList.add("invalid");
+  }
+
+  function clearErrors() {
+    $$(".field-error").forEach((e) => {
+      e.hidden = true;
+      e.textContent = "";
+    });
+    $$(".param.invalid").forEach((e) => e.classList.remove("invalid"));
+  }
+
+  function parseJSON(text, field, errors) {
+    try {
+      return JSON.parse(text);
+    } catch (e) {
+      errors[field] = "This is not valid JSON: " + e.message;
+      return undefined;
+    }
+  }
+
+  // readPanel returns the body fields the panel sets; JSON mistakes go in errors.
+  function readPanel(errors) {
+    const body = {};
+    for (const p of $$(".param[data-param]", ui.panel)) {
+      const name = p.dataset.param;
+      const kind = p.dataset.kind;
+      const input = $(`[name="${name}"]`, p);
+      if (kind === "stop") {
+        const vals = $$(`input[name="${name}"]`, p).map((i) => i.value).filter((v) => v !== "");
+        if (vals.length && !p.classList.contains("disabled")) body[name] = vals;
+        continue;
+      }
+      if (kind === "tool_choice") {
+        const mode = $('[name="tool_choice"]', p).value;
+        const fn = $('[name="tool_choice_function"]', p);
+        fn.hidden = mode !== "function";
+        if (mode === "function") {
+          if (fn.value.trim()) body.tool_choice = { type: "function", function: { name: fn.value.trim() } };
+          else errors.tool_choice = "Name the function the model must call.";
+        } else if (mode) body.tool_choice = mode;
+        continue;
+      }
+      if (kind === "response_format") {
+        const type = $('[name="response_format_type"]', p).value;
+        $(".schema-fields", p).hidden = type !== "json_schema";
+        if (!type) continue;
+        const rf = { type };
+        if (type === "json_schema") {
+          const js = {};
+          const nm = $('[name="response_format_name"]', p).value.trim();
+          if (nm) js.name = nm;
+          const strict = $('[name="response_format_strict"]', p).value;
+          if (strict) js.strict = strict === "true";
+          const schema = $('[name="response_format_schema"]', p).value.trim();
+          if (schema) {
+            const parsed = parseJSON(schema, "response_format.json_schema.schema", errors);
+            if (parsed !== undefined) js.schema = parsed;
+          }
+          rf.json_schema = js;
+        }
+        body.response_format = rf;
+        continue;
+      }
+      if (!input || input.disabled || input.value.trim() === "") continue;
+      const v = input.value.trim();
+      switch (kind) {
+        case "number":
+        case "integer": {
+          const n = Number(v);
+          if (Number.isNaN(n)) errors[name] = "Enter a number.";
+          else body[name] = n;
+          break;
+        }
+        case "bool":
+          body[name] = v === "true";
+          break;
+        case "json": {
+          const parsed = parseJSON(v, name, errors);
+          if (parsed === undefined) break;
+          if (name === "extra_body") {
+            if (parsed === null || typeof parsed !== "object" || Array.isArray(parsed)) {
+              errors.extra_body = "Extra fields are a JSON object.";
+            } else Object.assign(body, { __extra: parsed });
+          } else body[name] = parsed;
+          break;
+        }
+        default:
+          body[name] = input.value;
+      }
+    }
+    return body;
+  }
+
+  // applyPanel fills the panel from body; fields with no control go to extra body.
+  function applyPanel(body) {
+    const rest = {};
+    const known = new Set($$(".param[data-param]", ui.panel).map((p) => p.dataset.param));
+    for (const [k, v] of Object.entries(body || {})) {
+      if (k === "__extra") Object.assign(rest, v);
+      else if (!known.has(k) && !["model", "messages", "prompt"].includes(k)) rest[k] = v;
+    }
+    for (const p of $$(".param[data-param]", ui.panel)) {
+      const name = p.dataset.param;
+      const kind = p.dataset.kind;
+      const v = body ? body[name] : undefined;
+      if (kind === "stop") {
+        const vals = v == null ? [] : Array.isArray(v) ? v : [v];
+        $$(`input[name="${name}"]`, p).forEach((i, n) => (i.value = vals[n] ?? ""));
+      } else if (kind === "tool_choice") {
+        const sel = $('[name="tool_choice"]', p);
+        const fn = $('[name="tool_choice_function"]', p);
+        if (v && typeof v === "object") {
+          sel.value = "function";
+          fn.value = (v.function && v.function.name) || "";
+        } else {
+          sel.value = v || "";
+          fn.value = "";
+        }
+        fn.hidden = sel.value !== "function";
+      } else if (kind === "response_format") {
+        const rf = v || {};
+        $('[name="response_format_type"]', p).value = rf.type || "";
+        const js = rf.json_schema || {};
+        $('[name="response_format_name"]', p).value = js.name || "";
+        $('[name="response_format_strict"]', p).value = js.strict === undefined ? "" : String(js.strict);
+        $('[name="response_format_schema"]', p).value = js.schema ? JSON.stringify(js.schema, null, 2) : "";
+        $(".schema-fields", p).hidden = rf.type !== "json_schema";
+      } else if (name === "extra_body") {
+        continue;
+      } else {
+        const input = $(`[name="${name}"]`, p);
+        if (!input) continue;
+        if (v === undefined || v === null) input.value = "";
+        else if (kind === "json") input.value = JSON.stringify(v, null, 2);
+        else input.value = String(v);
+      }
+    }
+    const extra = $('[name="extra_body"]', ui.panel);
+    if (extra) extra.value = Object.keys(rest).length ? JSON.stringify(rest, null, 2) : "";
+  }
+
+  ui.panel.addEventListener("input", changed);
+  ui.panel.addEventListener("change", changed);
+  ui.panel.addEventListener("click", (e) => {
+    const b = e.target.closest("[data-example]");
+    if (!b) return;
+    if (b.dataset.example === "tools") {
+      $('[name="tools"]', ui.panel).value = JSON.stringify(EXAMPLE_TOOLS, null, 2);
+    } else {
+      $('[name="response_format_schema"]', ui.panel).value = JSON.stringify(EXAMPLE_SCHEMA, null, 2);
+      if (!$('[name="response_format_name"]', ui.panel).value) $('[name="response_format_name"]', ui.panel).value = "city_facts";
+    }
+    changed();
+  });
+
+  const EXAMPLE_TOOLS = [
+    {
+      type: "function",
+      function: {
+        name: "get_weather",
+        description: "Get the current weather in a city.",
+        parameters: {
+          type: "object",
+          properties: {
+            city: { type: "string", description: "City name, e.g. Lisbon" },
+            unit: { type: "string", enum: ["celsius", "fahrenheit"] },
+          },
+          required: ["city"],
+          additionalProperties: false,
+        },
+      },
+    },
+  ];
+  const EXAMPLE_SCHEMA = {
+    type: "object",
+    properties: {
+      city: { type: "string" },
+      country: { type: "string" },
+      population: { type: "integer", minimum: 0 },
+      landmarks: { type: "array", items: { type: "string" }, maxItems: 5 },
+    },
+    required: ["city", "country", "population"],
+    additionalProperties: false,
+  };
+
+  // ---------- the spec ----------
+
+  function buildSpec() {
+    const errors = {};
+    const panel = readPanel(errors);
+    const body = { model: ui.model.value.trim() };
+    if (endpoint() === "chat") body.messages = readMessages(errors);
+    else body.prompt = ui.prompt.value;
+    const extra = panel.__extra || {};
+    delete panel.__extra;
+    Object.assign(body, panel, extra);
+    return { spec: { provider: ui.provider.value, endpoint: endpoint(), body }, errors };
+  }
+
+  function applySpec(spec) {
+    const body = spec.body || {};
+    ui.provider.value = spec.provider;
+    ui.model.value = body.model || "";
+    $$('input[name="endpoint"]').forEach((r) => (r.checked = r.value === (spec.endpoint || "chat")));
+    showMode();
+    if (spec.endpoint === "completion") {
+      ui.prompt.value = typeof body.prompt === "string" ? body.prompt : body.prompt == null ? "" : JSON.stringify(body.prompt);
+    } else renderMessages(body.messages);
+    applyPanel(body);
+  }
+
+  let saveTimer = 0;
+  function changed() {
+    clearTimeout(saveTimer);
+    saveTimer = setTimeout(saveState, 700);
+  }
+  function saveState() {
+    const { spec } = buildSpec();
+    fetch("/playground/state", {
+      method: "POST",
+      headers: { "Content-Type": "application/json", "X-CSRF-Token": csrf() },
+      body: JSON.stringify(spec),
+      keepalive: true,
+    }).catch(() => {});
+  }
+
+  // ---------- running ----------
+
+  async function run() {
+    if (state.es) return;
+    clearErrors();
+    hideRunError();
+    const { spec, errors } = buildSpec();
+    if (Object.keys(errors).length) {
+      for (const [f, m] of Object.entries(errors)) setError(f, m);
+      return;
+    }
+    setRunning(true);
+    let res;
+    try {
+      res = await fetch("/runs", {
+        method: "POST",
+        headers: { "Content-Type": "application/json", Accept: "application/json", "X-CSRF-Token": csrf() },
+        body: JSON.stringify(spec),
+      });
+    } catch (e) {
+      setRunning(false);
+      showRunError({ kind: "network", message: "Knobs could not be reached: " + e.message });
+      return;
+    }
+    const data = await res.json().catch(() => ({}));
+    if (res.status === 422 && data.fields) {
+      setRunning(false);
+      for (const [f, m] of Object.entries(data.fields)) setError(f, m);
+      return;
+    }
+    if (!res.ok) {
+      setRunning(false);
+      showRunError({ kind: "server", message: data.error || `Knobs answered ${res.status}.` });
+      return;
+    }
+    state.lastSpec = spec;
+    startOutput(data.id);
+    listen(data.events);
+    if (!$('[data-panel="code"]').hidden) loadCode();
+  }
+
+  function setRunning(on) {
+    ui.runBtn.disabled = on;
+    ui.stopBtn.disabled = !on;
+    root.classList.toggle("running", on);
+  }
+
+  function startOutput(id) {
+    state.run = { id, done: false, raw: [], status: "" };
+    state.choices = [];
+    ui.choices.textContent = "";
+    ui.metrics.textContent = "";
+    ui.rawEvents.textContent = "";
+    ui.rawRequest.textContent = "Sending…";
+    ui.regenBtn.disabled = true;
+  }
+
+  function choice(i) {
+    while (state.choices.length <= i) {
+      const n = state.choices.length;
+      const el = document.createElement("article");
+      el.className = "choice";
+      el.innerHTML = `
+        <header class="choice-head"><span class="choice-index">Choice ${n}</span><span class="finish"></span>
+          <button type="button" class="link use-choice" hidden>Use this answer</button></header>
+        <details class="thinking" hidden><summary>Thinking</summary><div class="thinking-text"></div></details>
+        <div class="tool-calls"></div>
+        <div class="content streaming"></div>
+        <div class="json-check" hidden></div>`;
+      const textNode = document.createTextNode("");
+      $(".content", el).appendChild(textNode);
+      const thinkNode = document.createTextNode("");
+      $(".thinking-text", el).appendChild(thinkNode);
+      ui.choices.appendChild(el);
+      state.choices.push({ el, textNode, thinkNode, content: "", reasoning: "", pending: "", pendingThink: "", logprobs: [], tools: {}, html: "" });
+      ui.choices.classList.toggle("multi", state.choices.length > 1);
+    }
+    return state.choices[i];
+  }
+
+  // nearBottom says whether the reader is following the end of the output;
+  // if they scrolled up, streaming must not move the page under them.
+  function nearBottom() {
+    const doc = document.scrollingElement || document.documentElement;
+    return doc.scrollHeight - (doc.scrollTop + window.innerHeight) < 80;
+  }
+
+  function scheduleFlush() {
+    if (!state.frame) state.frame = requestAnimationFrame(flush);
+  }
+
+  function flush() {
+    state.frame = 0;
+    const follow = nearBottom();
+    for (const c of state.choices) {
+      if (c.pending) {
+        c.textNode.appendData(c.pending);
+        c.pending = "";
+      }
+      if (c.pendingThink) {
+        c.thinkNode.appendData(c.pendingThink);
+        c.pendingThink = "";
+      }
+    }
+    if (state.run && state.run.raw.length) {
+      ui.rawEvents.append(state.run.raw.join(""));
+      state.run.raw = [];
+    }
+    if (follow) window.scrollTo(0, (document.scrollingElement || document.documentElement).scrollHeight);
+  }
+
+  function rawEvent(type, data) {
+    if (!state.run) return;
+    if (state.run.rawCount === undefined) state.run.rawCount = 0;
+    if (++state.run.rawCount > 5000) return; // the run's page in history keeps them all
+    state.run.raw.push(`event: ${type}\ndata: ${data}\n\n`);
+  }
+
+  function listen(url) {
+    const es = new EventSource(url);
+    state.es = es;
+    const on = (type, fn) =>
+      es.addEventListener(type, (e) => {
+        rawEvent(type, e.data);
+        fn(JSON.parse(e.data));
+        scheduleFlush();
+      });
+    on("request", (d) => (ui.rawRequest.textContent = JSON.stringify(d, null, 2)));
+    on("delta", (d) => {
+      const c = choice(d.choice);
+      c.content += d.text;
+      c.pending += d.text;
+    });
+    on("reasoning", (d) => {
+      const c = choice(d.choice);
+      c.reasoning += d.text;
+      c.pendingThink += d.text;
+      const t = $(".thinking", c.el);
+      if (t.hidden) {
+        t.hidden = false;
+        t.open = true;
+      }
+    });
+    on("tool_call", (d) => toolCard(choice(d.choice), d.call));
+    on("logprobs", (d) => choice(d.choice).logprobs.push(...d.tokens));
+    on("metrics", (d) => showMetrics(d, null));
+    on("error", (d) => showRunError(d));
+    on("done", (d) => finish(d));
+    es.onerror = () => {
+      if (es.readyState === EventSource.CLOSED && state.es === es) {
+        stopListening();
+        showRunError({ kind: "network", message: "The event stream closed. The run goes on on the server; reload to see it." });
+      }
+    };
+  }
+
+  function stopListening() {
+    if (state.es) state.es.close();
+    state.es = null;
+    setRunning(false);
+  }
+
+  // Chromium's back/forward cache keeps an EventSource open after the page
+  // is left; close it so the runner can stop a run nobody watches.
+  window.addEventListener("pagehide", () => {
+    if (state.es) state.es.close();
+  });
+
+  async function stop() {
+    if (!state.run || state.run.done) return;
+    ui.stopBtn.disabled = true;
+    await fetch(`/runs/${state.run.id}/cancel`, { method: "POST", headers: { "X-CSRF-Token": csrf(), Accept: "application/json" } }).catch(() => {});
+  }
+
+  function toolCard(c, call) {
+    let card = c.tools[call.index];
+    if (!card) {
+      card = document.createElement("div");
+      card.className = "tool-card";
+      card.innerHTML = `<div class="tool-name"></div><pre class="tool-args"></pre>`;
+      $(".tool-calls", c.el).appendChild(card);
+      c.tools[call.index] = card;
+    }
+    card.dataset.call = JSON.stringify(call);
+    $(".tool-name", card).textContent = `🔧 ${call.name || "…"}${call.id ? "  (" + call.id + ")" : ""}`;
+    $(".tool-args", card).textContent = prettyJSON(call.arguments);
+  }
+
+  function prettyJSON(s) {
+    try {
+      return JSON.stringify(JSON.parse(s), null, 2);
+    } catch {
+      return s;
+    }
+  }
+
+  function fmt(n, digits = 0) {
+    return Number(n).toLocaleString(undefined, { maximumFractionDigits: digits, minimumFractionDigits: digits });
+  }
+
+  function showMetrics(m, done) {
+    const items = [];
+    const add = (label, value) => items.push(`<div><dt>${label}</dt><dd>${value}</dd></div>`);
+    if (m.ttft_ms) add("First token", fmt(m.ttft_ms, m.ttft_ms < 100 ? 1 : 0) + " ms");
+    if (m.tokens_per_sec) add("Tokens/s", fmt(m.tokens_per_sec, 0));
+    add("Total", fmt(m.total_ms / 1000, 2) + " s");
+    add("Tokens", fmt(m.tokens));
+    if (done) {
+      const u = done.usage;
+      if (u) {
+        add("Prompt", fmt(u.prompt_tokens));
+        add("Completion", fmt(u.completion_tokens));
+        if (u.reasoning_tokens) add("Reasoning", fmt(u.reasoning_tokens));
+        if (u.cached_tokens) add("Cached", fmt(u.cached_tokens));
+      }
+      const t = done.time_info;
+      if (t) add("Server time", `queue ${fmt(t.queue_time * 1000, 1)} · prompt ${fmt(t.prompt_time * 1000, 1)} · completion ${fmt(t.completion_time * 1000, 1)} ms`);
+      if (m.cost_usd) add("Cost", "$" + m.cost_usd.toPrecision(3));
+      const fr = (done.finish_reasons || []).filter(Boolean);
+      if (fr.length) add("Finish", [...new Set(fr)].join(", "));
+      add("Status", done.status);
+    }
+    ui.metrics.innerHTML = `<dl>${items.join("")}</dl>`;
+  }
+
+  function finish(d) {
+    if (!state.run) return;
+    state.run.done = true;
+    state.run.status = d.status;
+    stopListening();
+    flush();
+    showMetrics(d.metrics, d);
+    if (state.choices.length === 0) choice(0);
+    state.choices.forEach((c, i) => {
+      $(".finish", c.el).textContent = d.finish_reasons && d.finish_reasons[i] ? d.finish_reasons[i] : "";
+      c.html = d.html ? d.html[i] || "" : "";
+      const check = d.checks ? d.checks[i] : null;
+      renderChoice(c, check);
+      $(".use-choice", c.el).hidden = state.choices.length < 2 || i === 0;
+      if (!c.reasoning) $(".thinking", c.el).hidden = true;
+      else $(".thinking", c.el).open = false;
+    });
+    if (d.status === "cancelled") {
+      const note = document.createElement("p");
+      note.className = "muted stopped";
+      note.textContent = "Stopped. The partial answer is kept in history.";
+      ui.choices.appendChild(note);
+    }
+    if (state.lastSpec && state.lastSpec.endpoint === "chat" && (state.choices[0].content || Object.keys(state.choices[0].tools).length)) {
+      appendAnswer(state.choices[0]);
+    }
+    ui.regenBtn.disabled = !(state.lastSpec && state.lastSpec.endpoint === "chat");
+    changed();
+  }
+
+  function renderChoice(c, check) {
+    const box = $(".content", c.el);
+    box.classList.remove("streaming");
+    const isJSON = check && check.json;
+    if (isJSON) {
+      box.className = "content json";
+      box.textContent = prettyJSON(c.content);
+      const j = $(".json-check", c.el);
+      j.hidden = false;
+      j.className = "json-check " + (check.valid ? "ok" : "bad");
+      j.textContent = check.valid ? "✓ " + check.message : "✗ " + check.message;
+    } else if (c.logprobs.length && !ui.showRaw.checked) {
+      box.className = "content logprobs";
+      box.textContent = "";
+      for (const t of c.logprobs) {
+        const span = document.createElement("span");
+        const p = Math.exp(t.logprob);
+        span.className = "tok";
+        span.style.setProperty("--p", p.toFixed(3));
+        span.textContent = t.token;
+        span.title = `${(p * 100).toFixed(1)}%` + (t.top_logprobs || []).map((a) => `\n${JSON.stringify(a.token)}  ${(Math.exp(a.logprob) * 100).toFixed(1)}%`).join("");
+        box.appendChild(span);
+      }
+    } else if (c.html && !ui.showRaw.checked) {
+      box.className = "content md";
+      box.innerHTML = c.html; // sanitized on the server
+    } else {
+      box.className = "content plain";
+      box.textContent = c.content;
+    }
+    // Tool results: a form under each call, to answer and continue.
+    for (const card of Object.values(c.tools)) {
+      if ($("form", card) || !state.run || !state.run.done) continue;
+      const call = JSON.parse(card.dataset.call);
+      const f = document.createElement("form");
+      f.className = "tool-result";
+      const id = "tr-" + Math.random().toString(36).slice(2, 8);
+      f.innerHTML = `<label for="${id}">Result of ${call.name}</label><textarea id="${id}" rows="2" spellcheck="false" placeholder='{"temperature": 21}'></textarea>
+        <button type="submit">Add result and continue</button>`;
+      f.addEventListener("submit", (e) => {
+        e.preventDefault();
+        const row = messageRow({ role: "tool", tool_call_id: call.id || "", content: $("textarea", f).value });
+        ui.messages.appendChild(row);
+        changed();
+        run();
+      });
+      card.appendChild(f);
+    }
+  }
+
+  ui.showRaw.addEventListener("change", () => {
+    if (state.run && state.run.done) state.choices.forEach((c) => renderChoice(c, null));
+  });
+
+  function appendAnswer(c) {
+    const msg = { role: "assistant", content: c.content };
+    if (c.reasoning) msg.reasoning = c.reasoning;
+    const calls = Object.values(c.tools).map((card) => JSON.parse(card.dataset.call));
+    if (calls.length) msg.tool_calls = calls.map((t) => ({ id: t.id, type: "function", function: { name: t.name, arguments: t.arguments } }));
+    const row = messageRow(msg);
+    ui.messages.appendChild(row);
+    $$("textarea", row).forEach(autosize);
+  }
+
+  ui.choices.addEventListener("click", (e) => {
+    const b = e.target.closest(".use-choice");
+    if (!b) return;
+    const idx = state.choices.findIndex((c) => c.el.contains(b));
+    const last = $$(".message", ui.messages).pop();
+    if (last && $("[data-role]", last).value === "assistant") last.remove();
+    appendAnswer(state.choices[idx]);
+    changed();
+  });
+
+  function regenerate() {
+    const last = $$(".message", ui.messages).pop();
+    if (last && $("[data-role]", last).value === "assistant") last.remove();
+    run();
+  }
+
+  // ---------- errors ----------
+
+  const ADVICE = {
+    bad_key: "Check the API key in Settings: yours, or ask an admin about the team key.",
+    permission: "The key works but may not use this model or endpoint.",
+    unknown_model: "Pick a model from the list, or check the id.",
+    validation: "The provider refused a parameter: fix it and run again.",
+    rate_limit: "The provider's rate limit was reached.",
+    out_of_credits: "The account behind the key is out of credits.",
+    server: "The provider failed; trying again often works.",
+    html_page: "Something between Knobs and the provider answered with a web page.",
+    network: "The provider could not be reached.",
+    timeout: "The provider sent nothing in time.",
+    stream_error: "The provider reported an error in the middle of the answer.",
+    truncated: "The stream ended before the answer was complete; what arrived is kept.",
+    bad_response: "The provider answered with something that is not a stream.",
+  };
+
+  let countdown = 0;
+  function showRunError(d) {
+    clearInterval(countdown);
+    const box = ui.error;
+    box.hidden = false;
+    box.textContent = "";
+    const h = document.createElement("strong");
+    h.textContent = (d.status ? `${d.status} · ` : "") + (d.kind || "error").replace(/_/g, " ");
+    const msg = document.createElement("p");
+    msg.className = "provider-message";
+    msg.textContent = d.message || "";
+    const advice = document.createElement("p");
+    advice.className = "advice";
+    advice.textContent = ADVICE[d.kind] || "";
+    box.append(h, msg, advice);
+    if (d.kind === "validation" && d.field) setError(d.field, d.message);
+    if (d.retry_after_s > 0) {
+      let left = Math.ceil(d.retry_after_s);
+      const t = document.createElement("p");
+      t.className = "retry";
+      box.append(t);
+      const tick = () => {
+        t.textContent = left > 0 ? `You can retry in ${left} s.` : "You can retry now.";
+        if (left-- <= 0) clearInterval(countdown);
+      };
+      tick();
+      countdown = setInterval(tick, 1000);
+    }
+  }
+  function hideRunError() {
+    clearInterval(countdown);
+    ui.error.hidden = true;
+    ui.error.textContent = "";
+  }
+
+  // ---------- tabs and code ----------
+
+  $$("[data-tab]").forEach((tab) =>
+    tab.addEventListener("click", () => {
+      $$("[data-tab]").forEach((t) => t.setAttribute("aria-selected", String(t === tab)));
+      $$("[data-panel]").forEach((p) => (p.hidden = p.dataset.panel !== tab.dataset.tab));
+      if (tab.dataset.tab === "code") loadCode();
+    }),
+  );
+
+  async function loadCode() {
+    const { spec, errors } = buildSpec();
+    if (Object.keys(errors).length) return;
+    const res = await fetch("/playground/code", {
+      method: "POST",
+      headers: { "Content-Type": "application/json", Accept: "application/json", "X-CSRF-Token": csrf() },
+      body: JSON.stringify(spec),
+    });
+    const data = await res.json().catch(() => ({}));
+    ui.code.textContent = "";
+    if (!res.ok) {
+      ui.code.textContent = data.error || "No code for this request.";
+      return;
+    }
+    for (const s of data.snippets || []) {
+      const d = document.createElement("details");
+      d.open = s.lang === "curl";
+      d.innerHTML = `<summary></summary><button type="button" class="copy">Copy</button><pre class="raw"></pre>`;
+      $("summary", d).textContent = s.label;
+      $("pre", d).textContent = s.code;
+      $(".copy", d).addEventListener("click", () => navigator.clipboard && navigator.clipboard.writeText(s.code));
+      ui.code.appendChild(d);
+    }
+    if (data.note) {
+      const p = document.createElement("p");
+      p.className = "hint";
+      p.textContent = data.note;
+      ui.code.appendChild(p);
+    }
+  }
+
+  // ---------- keys ----------
+
+  ui.runBtn.addEventListener("click", run);
+  ui.stopBtn.addEventListener("click", stop);
+  ui.regenBtn.addEventListener("click", regenerate);
+  document.addEventListener("keydown", (e) => {
+    if (e.key === "Enter" && (e.ctrlKey || e.metaKey)) {
+      e.preventDefault();
+      run();
+    } else if (e.key === "Escape" && state.es) {
+      e.preventDefault();
+      stop();
+    }
+  });
+
+  // ---------- start ----------
+
+  try {
+    applySpec(JSON.parse(root.dataset.spec));
+  } catch {
+    renderMessages([{ role: "user", content: "" }]);
+  }
+  loadModels();
+})();

@@ -1,0 +1,314 @@
+package web_test
+
+// Browser tests: Debian's Chromium driven with chromedp against the real
+// server. .ci/run installs chromium; without it these tests fail with a
+// message saying so, never skip.
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+
+	"knobs/db"
+)
+
+// newBrowser starts a headless Chromium for one test.
+func newBrowser(t *testing.T) context.Context {
+	t.Helper()
+	var path string
+	for _, name := range []string{"chromium", "chromium-browser", "google-chrome"} {
+		if p, err := exec.LookPath(name); err == nil {
+			path = p
+			break
+		}
+	}
+	if path == "" {
+		t.Fatal("the browser tests need Chromium: apt-get install chromium (.ci/run installs it)")
+	}
+	opts := append(chromedp.DefaultExecAllocatorOptions[:],
+		chromedp.ExecPath(path),
+		chromedp.UserDataDir(t.TempDir()),
+		chromedp.WindowSize(1400, 1000),
+		// This machine's network is closed: keep Chromium from calling home.
+		chromedp.Flag("disable-background-networking", true),
+		chromedp.Flag("disable-component-update", true),
+		chromedp.Flag("disable-sync", true),
+		chromedp.Flag("disable-quic", true),
+	)
+	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
+	ctx, cancelCtx := chromedp.NewContext(actx)
+	ctx, cancelTimeout := context.WithTimeout(ctx, 90*time.Second)
+	t.Cleanup(func() {
+		cancelTimeout()
+		cancelCtx()
+		cancelAlloc()
+	})
+	return ctx
+}
+
+// browserSignUp creates the first account through the sign-up form.
+func browserSignUp(t *testing.T, ctx context.Context, s *server, name string) {
+	t.Helper()
+	err := chromedp.Do(ctx,
+		chromedp.Navigate(s.url+"/signup"),
+		chromedp.WaitVisible(chromedp.CSS("#username")),
+		chromedp.SendKeys(chromedp.CSS("#username"), name),
+		chromedp.SendKeys(chromedp.CSS("#password"), testPassword),
+		chromedp.SendKeys(chromedp.CSS("#password2"), testPassword),
+		chromedp.Submit(chromedp.CSS("#username")),
+		chromedp.WaitVisible(chromedp.CSS("#playground")),
+	)
+	if err != nil {
+		t.Fatalf("sign up in the browser: %v", err)
+	}
+}
+
+func screenshot(t *testing.T, ctx context.Context, name string) string {
+	t.Helper()
+	png, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))
+	if err != nil {
+		t.Fatalf("screenshot: %v", err)
+	}
+	if !bytes.HasPrefix(png, []byte("\x89PNG")) {
+		t.Fatalf("screenshot is not a PNG (%d bytes)", len(png))
+	}
+	path := filepath.Join(t.TempDir(), name)
+	if dir := os.Getenv("KNOBS_SCREENSHOTS"); dir != "" {
+		path = filepath.Join(dir, name)
+	}
+	if err := os.WriteFile(path, png, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+func TestBrowserSignUpLandsOnPlayground(t *testing.T) {
+	s := newServer(t)
+	ctx := newBrowser(t)
+	browserSignUp(t, ctx, s, "ada")
+	loc, err := chromedp.Run(ctx, chromedp.Location())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if loc != s.url+"/" {
+		t.Errorf("after sign-up the browser is at %s, want the playground %s/", loc, s.url)
+	}
+	nav, err := chromedp.Run(ctx, chromedp.Text(chromedp.CSS(".mainnav")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"Playground", "Compare", "Presets", "History", "Settings"} {
+		if !strings.Contains(nav, want) {
+			t.Errorf("navigation %q lacks %q", nav, want)
+		}
+	}
+	screenshot(t, ctx, "playground.png")
+}
+
+// waitRunDone waits until the page shows a finished run and returns its
+// status as the metrics bar shows it.
+func waitRunDone(t *testing.T, ctx context.Context) {
+	t.Helper()
+	_, err := chromedp.Run(ctx, chromedp.Poll[bool](`!document.getElementById("playground").classList.contains("running") && document.querySelector("#pg-metrics dl") !== null && document.getElementById("pg-run").disabled === false`, chromedp.WithPollingInterval(50*time.Millisecond)))
+	if err != nil {
+		t.Fatalf("waiting for the run to finish: %v", err)
+	}
+}
+
+// lastRun loads the newest run of user from the database.
+func lastRun(t *testing.T, s *server, user int64) (db.Run, runResult) {
+	t.Helper()
+	var id int64
+	for i := int64(1); i < 1000; i++ {
+		if _, err := s.store.Run(context.Background(), user, i); err != nil {
+			break
+		}
+		id = i
+	}
+	if id == 0 {
+		t.Fatal("no run was stored")
+	}
+	r, err := s.store.Run(context.Background(), user, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var res runResult
+	if err := json.Unmarshal([]byte(r.Result), &res); err != nil {
+		t.Fatalf("stored result %q: %v", r.Result, err)
+	}
+	return r, res
+}
+
+// runResult is the part of a stored result these tests read.
+type runResult struct {
+	Choices []struct {
+		Content      string `json:"content"`
+		FinishReason string `json:"finish_reason"`
+	} `json:"choices"`
+	Error *struct {
+		Kind    string `json:"kind"`
+		Message string `json:"message"`
+	} `json:"error"`
+}
+
+// setMessage puts text in the last message of the chat editor.
+func setMessage(text string) chromedp.Action[chromedp.Void] {
+	js, _ := json.Marshal(text)
+	return chromedp.Evaluate[chromedp.Void](`(() => { const all = document.querySelectorAll("#pg-messages .message [data-content]"); all[all.length - 1].value = ` + string(js) + `; })()`)
+}
+
+func TestBrowserChatRunOnSimFastShowsTheWholeAnswer(t *testing.T) {
+	s := newServer(t)
+	ctx := newBrowser(t)
+	browserSignUp(t, ctx, s, "ada")
+	err := chromedp.Do(ctx,
+		chromedp.SetValue(chromedp.CSS("#pg-model"), "sim-fast"),
+		setMessage("Write about the history of lighthouses."),
+		chromedp.SetValue(chromedp.CSS("#p-max_completion_tokens"), "400"),
+		chromedp.Click(chromedp.CSS("#pg-run")),
+	)
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitRunDone(t, ctx)
+	_, res := lastRun(t, s, s.userID(t, "ada"))
+	if len(res.Choices) != 1 || len(res.Choices[0].Content) < 200 {
+		t.Fatalf("stored run has %+v, want one long answer", res.Choices)
+	}
+	// The raw-text view shows exactly what was streamed.
+	shown, err := chromedp.Run(ctx, chromedp.Evaluate[string](`(() => { const b = document.getElementById("pg-show-raw"); b.click(); return document.querySelector(".choice .content").textContent; })()`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if shown != res.Choices[0].Content {
+		t.Errorf("page shows %d characters, the run stored %d; they differ:\npage:   %.200q\nstored: %.200q", len(shown), len(res.Choices[0].Content), shown, res.Choices[0].Content)
+	}
+	status, err := chromedp.Run(ctx, chromedp.Text(chromedp.CSS("#pg-metrics")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"First token", "Tokens/s", "done"} {
+		if !strings.Contains(status, want) {
+			t.Errorf("metrics %q lack %q", status, want)
+		}
+	}
+	// The answer became the next assistant message of the chat.
+	roles, err := chromedp.Run(ctx, chromedp.Evaluate[[]string](`Array.from(document.querySelectorAll("#pg-messages [data-role]")).map(s => s.value)`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(roles) == 0 || roles[len(roles)-1] != "assistant" {
+		t.Errorf("message roles after the run = %v, want the answer appended as assistant", roles)
+	}
+	screenshot(t, ctx, "run.png")
+}
+
+func TestBrowserStopDuringSimSlowKeepsThePartialAnswer(t *testing.T) {
+	s := newServer(t)
+	ctx := newBrowser(t)
+	browserSignUp(t, ctx, s, "ada")
+	err := chromedp.Do(ctx,
+		chromedp.SetValue(chromedp.CSS("#pg-model"), "sim-slow"),
+		setMessage("Tell me a long story about rivers."),
+		chromedp.Click(chromedp.CSS("#pg-run")),
+	)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Wait for some words, then press Esc.
+	if _, err := chromedp.Run(ctx, chromedp.Poll[bool](`(document.querySelector(".choice .content") || {textContent: ""}).textContent.length > 20`, chromedp.WithPollingInterval(50*time.Millisecond))); err != nil {
+		t.Fatalf("no text streamed from sim-slow: %v", err)
+	}
+	if err := chromedp.Do(ctx, chromedp.KeyEvent("\u001b")); err != nil {
+		t.Fatal(err)
+	}
+	waitRunDone(t, ctx)
+	run, res := lastRun(t, s, s.userID(t, "ada"))
+	if run.Status != db.RunCancelled {
+		t.Fatalf("stored status = %q, want %q", run.Status, db.RunCancelled)
+	}
+	if len(res.Choices) == 0 || len(res.Choices[0].Content) < 20 {
+		t.Fatalf("stored partial answer = %+v, want the text streamed before Stop", res.Choices)
+	}
+	shown, err := chromedp.Run(ctx, chromedp.Text(chromedp.CSS("#pg-choices")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(shown, "Stopped") {
+		t.Errorf("the page does not say the run was stopped: %q", shown)
+	}
+}
+
+func TestBrowserRateLimitShowsTheProvidersMessage(t *testing.T) {
+	const message = "Requests per minute limit exceeded - too many requests sent."
+	upstream := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		w.Header().Set("Retry-After", "7")
+		w.WriteHeader(http.StatusTooManyRequests)
+		w.Write([]byte(`{"message":"` + message + `","type":"too_many_requests_error","param":"quota","code":"request_quota_exceeded"}`))
+	}))
+	defer upstream.Close()
+	s := newServer(t)
+	if err := s.store.CreateCustomProvider(context.Background(), db.CustomProvider{ID: "busy", Name: "Busy", BaseURL: upstream.URL}, nil, ""); err != nil {
+		t.Fatal(err)
+	}
+	ctx := newBrowser(t)
+	browserSignUp(t, ctx, s, "ada")
+	err := chromedp.Do(ctx,
+		chromedp.SetValue(chromedp.CSS("#pg-provider"), "busy"),
+		chromedp.SetValue(chromedp.CSS("#pg-model"), "any-model"),
+		chromedp.Click(chromedp.CSS("#pg-run")),
+	)
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitRunDone(t, ctx)
+	box, err := chromedp.Run(ctx, chromedp.Text(chromedp.CSS("#pg-error")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"429", message, "retry in"} {
+		if !strings.Contains(box, want) {
+			t.Errorf("error box %q lacks %q", box, want)
+		}
+	}
+}
+
+func TestBrowserOutOfRangeTemperatureIsRefusedBesideTheField(t *testing.T) {
+	s := newServer(t)
+	ctx := newBrowser(t)
+	browserSignUp(t, ctx, s, "ada")
+	err := chromedp.Do(ctx,
+		chromedp.SetValue(chromedp.CSS("#p-temperature"), "5"),
+		chromedp.Click(chromedp.CSS("#pg-run")),
+		chromedp.WaitVisible(chromedp.CSS(`[data-error-for="temperature"]`)),
+	)
+	if err != nil {
+		t.Fatal(err)
+	}
+	msg, err := chromedp.Run(ctx, chromedp.Text(chromedp.CSS(`[data-error-for="temperature"]`)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(msg, "temperature") || !strings.Contains(msg, "2") {
+		t.Errorf("message beside temperature = %q, want it to name the range", msg)
+	}
+	// The message sits in the temperature control itself.
+	inParam, err := chromedp.Run(ctx, chromedp.Evaluate[bool](`document.querySelector('[data-error-for="temperature"]').closest('[data-param="temperature"]') !== null`))
+	if err != nil || !inParam {
+		t.Errorf("the temperature message is not beside its field (err %v)", err)
+	}
+	if _, err := s.store.Run(context.Background(), s.userID(t, "ada"), 1); err == nil {
+		t.Error("a run was stored although the temperature was refused")
+	}
+}

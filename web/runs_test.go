@@ -1,0 +1,272 @@
+package web_test
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"os"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"knobs/db"
+)
+
+// postRun starts a run through the JSON API and returns the decoded answer.
+func (c *client) postRun(spec string) (*response, struct {
+	ID     int64  `json:"id"`
+	Events string `json:"events"`
+}) {
+	c.t.Helper()
+	r := c.post("/runs", "application/json", strings.NewReader(spec), http.Header{"X-Csrf-Token": {c.token()}, "Accept": {"application/json"}})
+	var out struct {
+		ID     int64  `json:"id"`
+		Events string `json:"events"`
+	}
+	if r.status == http.StatusCreated {
+		if err := json.Unmarshal([]byte(r.body), &out); err != nil {
+			c.t.Fatalf("POST /runs answered %q: %v", r.body, err)
+		}
+	}
+	return r, out
+}
+
+// sseEvent is one event read off the wire.
+type sseEvent struct {
+	id    int
+	event string
+	data  string
+}
+
+// readEvents opens path as an event stream and reads it to its end (or
+// until stop returns true), with Last-Event-ID when lastID > 0.
+func (c *client) readEvents(path string, lastID int, stop func(sseEvent) bool) (*http.Response, []sseEvent) {
+	c.t.Helper()
+	req, _ := http.NewRequest(http.MethodGet, c.srv.url+path, nil)
+	req.Header.Set("Accept", "text/event-stream")
+	if lastID > 0 {
+		req.Header.Set("Last-Event-ID", strconv.Itoa(lastID))
+	}
+	resp, err := c.http.Do(req)
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return resp, nil
+	}
+	var out []sseEvent
+	var cur sseEvent
+	sc := bufio.NewScanner(resp.Body)
+	sc.Buffer(make([]byte, 1<<20), 1<<24)
+	for sc.Scan() {
+		line := sc.Text()
+		switch {
+		case line == "":
+			if cur.event != "" {
+				out = append(out, cur)
+				if stop != nil && stop(cur) {
+					return resp, out
+				}
+			}
+			cur = sseEvent{}
+		case strings.HasPrefix(line, "id: "):
+			cur.id, _ = strconv.Atoi(line[4:])
+		case strings.HasPrefix(line, "event: "):
+			cur.event = line[7:]
+		case strings.HasPrefix(line, "data: "):
+			cur.data = line[6:]
+		}
+	}
+	return resp, out
+}
+
+const simRun = `{"provider":"sim","endpoint":"chat","body":{"model":"sim-fast","messages":[{"role":"user","content":"Tell me about glaciers"}],"max_completion_tokens":80}}`
+
+func TestRunOverHTTPStreamsAndReplays(t *testing.T) {
+	s, admin := newTeam(t)
+	r, run := admin.postRun(simRun)
+	if r.status != http.StatusCreated || run.Events != fmt.Sprintf("/runs/%d/events", run.ID) {
+		t.Fatalf("POST /runs = %d %s", r.status, r.body)
+	}
+	resp, events := admin.readEvents(run.Events, 0, nil)
+	if ct := resp.Header.Get("Content-Type"); !strings.HasPrefix(ct, "text/event-stream") {
+		t.Errorf("Content-Type %q", ct)
+	}
+	if resp.Header.Get("X-Accel-Buffering") != "no" {
+		t.Error("missing X-Accel-Buffering: no")
+	}
+	if len(events) < 3 || events[0].event != "request" || events[len(events)-1].event != "done" {
+		t.Fatalf("events %+v, want request ... done", events)
+	}
+	var text strings.Builder
+	for _, e := range events {
+		if e.event == "delta" {
+			var d struct{ Text string }
+			json.Unmarshal([]byte(e.data), &d)
+			text.WriteString(d.Text)
+		}
+	}
+	if !strings.Contains(text.String(), "simulator") {
+		t.Errorf("streamed text %q does not say it is the simulator", text.String())
+	}
+	// Reading again after the end replays the same events; Last-Event-ID
+	// resumes after the one named.
+	_, again := admin.readEvents(run.Events, 0, nil)
+	if len(again) != len(events) {
+		t.Errorf("replay has %d events, live had %d", len(again), len(events))
+	}
+	_, tail := admin.readEvents(run.Events, 2, nil)
+	if len(tail) != len(events)-2 || tail[0].id != 3 {
+		t.Errorf("resume after 2 gave %d events starting at %d; want %d from 3", len(tail), tail[0].id, len(events)-2)
+	}
+	// The stored run holds what streamed, and no key.
+	stored, err := s.store.Run(context.Background(), s.userID(t, "admin"), run.ID)
+	if err != nil || stored.Status != db.RunDone {
+		t.Fatalf("stored %+v, %v", stored, err)
+	}
+	// The playground remembers the spec for the next visit.
+	page := admin.open("/")
+	if !page.has("Tell me about glaciers") {
+		t.Error("the playground does not hold the spec of the last run")
+	}
+}
+
+func TestRunValidationSendsNothing(t *testing.T) {
+	s, admin := newTeam(t)
+	tests := []struct {
+		name, spec string
+		status     int
+		field      string
+	}{
+		{"temperature out of range", `{"provider":"sim","endpoint":"chat","body":{"model":"sim-fast","temperature":7,"messages":[{"role":"user","content":"x"}]}}`, 422, "temperature"},
+		{"temperature of the wrong type", `{"provider":"sim","endpoint":"chat","body":{"model":"sim-fast","temperature":"hot","messages":[{"role":"user","content":"x"}]}}`, 422, "temperature"},
+		{"five stop sequences", `{"provider":"sim","endpoint":"chat","body":{"model":"sim-fast","stop":["a","b","c","d","e"],"messages":[{"role":"user","content":"x"}]}}`, 422, "stop"},
+		{"unknown provider", `{"provider":"nope","endpoint":"chat","body":{"model":"m","messages":[]}}`, 422, "provider"},
+		{"unknown endpoint", `{"provider":"sim","endpoint":"embed","body":{"model":"m"}}`, 422, "endpoint"},
+		{"no key for cerebras", `{"provider":"cerebras","endpoint":"chat","body":{"model":"gpt-oss-120b","messages":[{"role":"user","content":"x"}]}}`, 422, "provider"},
+		{"malformed JSON", `{"provider":"sim",`, 400, ""},
+		{"unknown top-level field", `{"provider":"sim","endpoint":"chat","body":{},"extra":1}`, 400, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r, _ := admin.postRun(tt.spec)
+			if r.status != tt.status {
+				t.Fatalf("status %d (%s), want %d", r.status, r.body, tt.status)
+			}
+			var out struct {
+				Error  string
+				Fields map[string]string
+			}
+			if err := json.Unmarshal([]byte(r.body), &out); err != nil || out.Error == "" {
+				t.Fatalf("answer %q is not a JSON error", r.body)
+			}
+			if tt.field != "" && out.Fields[tt.field] == "" {
+				t.Errorf("fields %v lack %q", out.Fields, tt.field)
+			}
+		})
+	}
+	if _, err := s.store.Run(context.Background(), s.userID(t, "admin"), 1); err == nil {
+		t.Error("a refused spec was stored as a run")
+	}
+}
+
+func TestRunsBelongToTheirOwner(t *testing.T) {
+	s, admin := newTeam(t)
+	_, run := admin.postRun(simRun)
+	admin.readEvents(run.Events, 0, nil)
+	bob := admin.addMember("bob")
+	if resp, _ := bob.readEvents(run.Events, 0, nil); resp.StatusCode != http.StatusNotFound {
+		t.Errorf("another user's events answered %d, want 404", resp.StatusCode)
+	}
+	if resp, _ := bob.readEvents("/runs/99999/events", 0, nil); resp.StatusCode != http.StatusNotFound {
+		t.Errorf("an unknown run answered %d, want 404", resp.StatusCode)
+	}
+	if resp, _ := bob.readEvents("/runs/abc/events", 0, nil); resp.StatusCode != http.StatusNotFound {
+		t.Errorf("a malformed run id answered %d, want 404", resp.StatusCode)
+	}
+	r := bob.post(fmt.Sprintf("/runs/%d/cancel", run.ID), "application/json", nil, http.Header{"X-Csrf-Token": {bob.token()}, "Accept": {"application/json"}})
+	if r.status != http.StatusNotFound {
+		t.Errorf("cancelling another user's run answered %d, want 404", r.status)
+	}
+	r = admin.post(fmt.Sprintf("/runs/%d/cancel", run.ID), "application/json", nil, http.Header{"X-Csrf-Token": {admin.token()}, "Accept": {"application/json"}})
+	if r.status != http.StatusConflict {
+		t.Errorf("cancelling a finished run answered %d, want 409", r.status)
+	}
+	_ = s
+}
+
+func TestRunNeedsTheCSRFToken(t *testing.T) {
+	s, admin := newTeam(t)
+	r := admin.post("/runs", "application/json", strings.NewReader(simRun), http.Header{"Accept": {"application/json"}})
+	if r.status != http.StatusForbidden {
+		t.Fatalf("POST /runs without the token answered %d, want 403", r.status)
+	}
+	if _, err := s.store.Run(context.Background(), s.userID(t, "admin"), 1); err == nil {
+		t.Error("a run was stored without the CSRF token")
+	}
+}
+
+func TestCancelOverHTTPStopsTheRun(t *testing.T) {
+	s, admin := newTeam(t)
+	_, run := admin.postRun(`{"provider":"sim","endpoint":"chat","body":{"model":"sim-slow","messages":[{"role":"user","content":"A long tale"}]}}`)
+	// Read until the first words, then stop.
+	_, first := admin.readEvents(run.Events, 0, func(e sseEvent) bool { return e.event == "delta" })
+	if len(first) == 0 {
+		t.Fatal("no delta from sim-slow")
+	}
+	r := admin.post(fmt.Sprintf("/runs/%d/cancel", run.ID), "application/json", nil, http.Header{"X-Csrf-Token": {admin.token()}, "Accept": {"application/json"}})
+	if r.status != http.StatusAccepted {
+		t.Fatalf("cancel answered %d %s", r.status, r.body)
+	}
+	_, rest := admin.readEvents(run.Events, 0, nil)
+	if last := rest[len(rest)-1]; last.event != "done" || !strings.Contains(last.data, `"status":"cancelled"`) {
+		t.Errorf("last event %+v, want done/cancelled", last)
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		stored, _ := s.store.Run(context.Background(), s.userID(t, "admin"), run.ID)
+		if stored.Status == db.RunCancelled {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("stored status %q, want cancelled", stored.Status)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+func TestViewCodeNeverHoldsTheKey(t *testing.T) {
+	const key = "csk-secret-key-1234567890abcdef"
+	s, admin := newTeam(t, withEnv("CEREBRAS_API_KEY", key))
+	_ = s
+	r := admin.post("/playground/code", "application/json",
+		strings.NewReader(`{"provider":"cerebras","endpoint":"chat","body":{"model":"gpt-oss-120b","messages":[{"role":"user","content":"hi"}],"temperature":0.2}}`),
+		http.Header{"X-Csrf-Token": {admin.token()}, "Accept": {"application/json"}})
+	if r.status != http.StatusOK {
+		t.Fatalf("code answered %d %s", r.status, r.body)
+	}
+	if strings.Contains(r.body, key) || strings.Contains(r.body, "7890abcdef") {
+		t.Fatal("the code snippets contain the key")
+	}
+	var out struct {
+		Snippets []struct{ Lang, Code string }
+	}
+	json.Unmarshal([]byte(r.body), &out)
+	langs := map[string]string{}
+	for _, sn := range out.Snippets {
+		langs[sn.Lang] = sn.Code
+	}
+	for _, l := range []string{"curl", "python", "javascript", "go"} {
+		if !strings.Contains(langs[l], "CEREBRAS_API_KEY") || !strings.Contains(langs[l], "https://api.cerebras.ai") {
+			t.Errorf("%s snippet lacks the env var or URL:\n%s", l, langs[l])
+		}
+	}
+	if !strings.Contains(langs["curl"], `"stream": true`) || !strings.Contains(langs["curl"], `"temperature": 0.2`) {
+		t.Errorf("curl does not send the exact body:\n%s", langs["curl"])
+	}
+	_ = os.Getenv
+}
