@@ -6,7 +6,6 @@ import (
 	"knobs/views"
 )
 
-
 // ShowComparePage says what the compare page will hold.
 func (h *Handler) ShowComparePage(c *fiber.Ctx) error {
 	return h.upcoming(c, "Compare", "compare", []string{

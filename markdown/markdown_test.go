@@ -9,8 +9,8 @@ func TestRender(t *testing.T) {
 	r := New()
 	tests := []struct {
 		name, src string
-		want     []string // substrings that must appear
-		never    []string // substrings that must not
+		want      []string // substrings that must appear
+		never     []string // substrings that must not
 	}{
 		{"heading and list", "# Title\n\n- one\n- two", []string{"<h1", "Title</h1>", "<li>one</li>"}, nil},
 		{"script is dropped", "hello <script>alert(1)</script>", []string{"hello"}, []string{"<script", "alert(1)</script>"}},

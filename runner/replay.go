@@ -35,4 +35,3 @@ func Replay(status, result string) []byte {
 	run.mu.Unlock()
 	return bytes.Join(run.frames, nil)
 }
-
