@@ -161,6 +161,23 @@ type runResult struct {
 	} `json:"error"`
 }
 
+// choose sets the provider and model pickers as a user would and waits
+// until the parameter panel has been rebuilt for them, so that later
+// actions do not touch controls that are being replaced.
+func choose(provider, model string) chromedp.Action[chromedp.Void] {
+	p, _ := json.Marshal(provider)
+	m, _ := json.Marshal(model)
+	return func(ctx context.Context, tg *chromedp.Target) (chromedp.Void, error) {
+		err := chromedp.Do(ctx,
+			chromedp.SetValue(chromedp.CSS("#pg-provider"), provider),
+			chromedp.Poll[chromedp.Void](`document.querySelector("#pg-panel .panel").dataset.provider === `+string(p), chromedp.WithPollingInterval(20*time.Millisecond)),
+			chromedp.SetValue(chromedp.CSS("#pg-model"), model),
+			chromedp.Poll[chromedp.Void](`document.querySelector("#pg-panel .panel").dataset.model === `+string(m)+` && document.querySelector("#pg-panel .panel").dataset.provider === `+string(p), chromedp.WithPollingInterval(20*time.Millisecond)),
+		)
+		return chromedp.Void{}, err
+	}
+}
+
 // setMessage puts text in the last message of the chat editor.
 func setMessage(text string) chromedp.Action[chromedp.Void] {
 	js, _ := json.Marshal(text)
@@ -172,7 +189,7 @@ func TestBrowserChatRunOnSimFastShowsTheWholeAnswer(t *testing.T) {
 	ctx := newBrowser(t)
 	browserSignUp(t, ctx, s, "ada")
 	err := chromedp.Do(ctx,
-		chromedp.SetValue(chromedp.CSS("#pg-model"), "sim-fast"),
+		choose("sim", "sim-fast"),
 		setMessage("Write about the history of lighthouses."),
 		chromedp.SetValue(chromedp.CSS("#p-max_completion_tokens"), "400"),
 		chromedp.Click(chromedp.CSS("#pg-run")),
@@ -218,7 +235,7 @@ func TestBrowserStopDuringSimSlowKeepsThePartialAnswer(t *testing.T) {
 	ctx := newBrowser(t)
 	browserSignUp(t, ctx, s, "ada")
 	err := chromedp.Do(ctx,
-		chromedp.SetValue(chromedp.CSS("#pg-model"), "sim-slow"),
+		choose("sim", "sim-slow"),
 		setMessage("Tell me a long story about rivers."),
 		chromedp.Click(chromedp.CSS("#pg-run")),
 	)
@@ -265,8 +282,7 @@ func TestBrowserRateLimitShowsTheProvidersMessage(t *testing.T) {
 	ctx := newBrowser(t)
 	browserSignUp(t, ctx, s, "ada")
 	err := chromedp.Do(ctx,
-		chromedp.SetValue(chromedp.CSS("#pg-provider"), "busy"),
-		chromedp.SetValue(chromedp.CSS("#pg-model"), "any-model"),
+		choose("busy", "any-model"),
 		chromedp.Click(chromedp.CSS("#pg-run")),
 	)
 	if err != nil {

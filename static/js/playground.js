@@ -180,12 +180,14 @@
 
   let panelSeq = 0;
   async function reloadPanel() {
-    const body = readPanel({}); // keep what the user set across the swap
     const seq = ++panelSeq;
     const q = new URLSearchParams({ provider: ui.provider.value, endpoint: endpoint(), model: ui.model.value });
     const res = await fetch("/playground/panel?" + q, { headers: { Accept: "text/html" } });
     if (!res.ok || seq !== panelSeq) return;
-    ui.panel.innerHTML = await res.text();
+    const html = await res.text();
+    if (seq !== panelSeq) return;
+    const body = readPanel({}); // keep what the user set, up to this moment, across the swap
+    ui.panel.innerHTML = html;
     applyPanel(body);
     const p = $(".panel", ui.panel);
     changed();
