@@ -16,6 +16,7 @@ func routes(app *fiber.App, h *handlers.Handler, sessions *session.Manager) {
 	// Open to anyone, no session.
 	app.Get("/healthz", h.Healthz)
 	app.Use("/static", filesystem.New(filesystem.Config{Root: http.FS(static.FS), MaxAge: 300}))
+	app.Get("/assets/code.css", h.CodeCSS)
 
 	app.Use(sessions.Middleware, h.LoadUser, csrf)
 

@@ -164,3 +164,15 @@ func TestBodyLimit(t *testing.T) {
 	// The server is fine afterwards.
 	wantPage(t, admin.get("/settings"), http.StatusOK, "Settings")
 }
+
+func TestCodeStylesheetIsServedWithoutSignIn(t *testing.T) {
+	srv := newServer(t)
+	c := srv.newClient(t)
+	r := c.get("/assets/code.css")
+	if r.status != http.StatusOK || !strings.HasPrefix(r.header.Get("Content-Type"), "text/css") || !r.has(".md .hl-") {
+		t.Fatalf("/assets/code.css: %d %s %.80q", r.status, r.header.Get("Content-Type"), r.body)
+	}
+	if page := c.get("/login"); !page.has(`href="/assets/code.css"`) {
+		t.Error("the layout does not link the code stylesheet")
+	}
+}
