@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"net/url"
 	"strings"
 
 	"github.com/gofiber/fiber/v2"
@@ -74,9 +75,20 @@ func (h *Handler) Logout(c *fiber.Ctx) error {
 	return c.Redirect("/login", fiber.StatusSeeOther)
 }
 
-// safeNext keeps a redirect target on this site: a local path, or "/".
+// safeNext keeps a redirect target on this site: a plain local path, or
+// "/". Browsers drop tabs and line breaks from URLs and read "\\" as "/",
+// so "/\t/evil.example" would leave the site: such characters are refused.
 func safeNext(next string) string {
-	if !strings.HasPrefix(next, "/") || strings.HasPrefix(next, "//") || strings.HasPrefix(next, "/\\") {
+	if next == "" || next[0] != '/' || strings.ContainsAny(next, "\\\t\r\n") {
+		return "/"
+	}
+	for _, r := range next {
+		if r < 0x20 || r == 0x7f {
+			return "/"
+		}
+	}
+	u, err := url.Parse(next)
+	if err != nil || u.Scheme != "" || u.Host != "" || strings.HasPrefix(u.Path, "//") || strings.HasPrefix(next, "//") {
 		return "/"
 	}
 	return next

@@ -17,6 +17,7 @@ import (
 	"knobs/config"
 	"knobs/db"
 	"knobs/llm"
+	"knobs/llm/sim"
 	"knobs/runner"
 	"knobs/vault"
 	"knobs/views"
@@ -66,7 +67,7 @@ func New(o Options) *Handler {
 	}
 	simCfg := o.Sim
 	if simCfg.Dialect == "" {
-		simCfg = defaultSimConfig()
+		simCfg = sim.Config()
 	}
 	return &Handler{
 		runner:     o.Runner,

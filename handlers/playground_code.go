@@ -10,15 +10,14 @@ import (
 	"knobs/snippet"
 )
 
-// keyEnv names the environment variable a snippet reads p's key from.
+// keyEnv names the environment variable a snippet reads p's key from. The
+// simulator's snippets target Cerebras, whose wire format it speaks.
 func keyEnv(p Provider) string {
 	switch p.ID {
-	case "cerebras":
+	case "cerebras", "sim":
 		return "CEREBRAS_API_KEY"
 	case "xai":
 		return "XAI_API_KEY"
-	case "sim":
-		return ""
 	}
 	return strings.ToUpper(strings.ReplaceAll(p.ID, "-", "_")) + "_API_KEY"
 }
@@ -50,9 +49,6 @@ func (h *Handler) ShowCode(c *fiber.Ctx) error {
 		note = "The simulator runs inside Knobs and has no address of its own; it speaks Cerebras' wire format, so this code targets Cerebras (set CEREBRAS_API_KEY and pick a Cerebras model)."
 	}
 	env := keyEnv(p)
-	if env == "" && p.Dialect == llm.DialectSim {
-		env = "CEREBRAS_API_KEY"
-	}
 	return c.JSON(fiber.Map{
 		"snippets": snippet.Render(snippet.Request{BaseURL: base, Path: spec.Endpoint.Path(), KeyEnv: env, Body: body}),
 		"note":     note,

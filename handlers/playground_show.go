@@ -3,6 +3,7 @@ package handlers
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -63,23 +64,16 @@ func (h *Handler) ShowPlaygroundPage(c *fiber.Ctx) error {
 // endpoint or model.
 func (h *Handler) ShowPanel(c *fiber.Ctx) error {
 	p, err := h.findProvider(ctx(c), c.Query("provider"))
-	if err != nil {
+	if errors.Is(err, errNoProvider) {
 		return fiber.NewError(fiber.StatusNotFound, "There is no such provider.")
+	} else if err != nil {
+		return err
 	}
 	e := llm.Endpoint(c.Query("endpoint"))
 	if !e.Valid() {
 		return fiber.NewError(fiber.StatusBadRequest, `The endpoint is "chat" or "completion".`)
 	}
 	return Render(c, fiber.StatusOK, views.Panel(h.panelView(c.UserContext(), p, e, c.Query("model"), false)))
-}
-
-func providerByID(list []Provider, id string) (Provider, bool) {
-	for _, p := range list {
-		if p.ID == id {
-			return p, true
-		}
-	}
-	return Provider{}, false
 }
 
 // completionInputs belong with the prompt; the panel shows them first.
@@ -90,7 +84,7 @@ var panelSkips = map[string]bool{"model": true, "messages": true, "prompt": true
 
 // panelView builds the parameter panel for provider p, endpoint e and model id.
 func (h *Handler) panelView(ctx context.Context, p Provider, e llm.Endpoint, modelID string, live bool) views.PanelView {
-	model := h.model(p, modelID)
+	model := modelInfo(p, modelID)
 	v := views.PanelView{Provider: p.ID, Endpoint: string(e), Model: modelID, ModelHint: modelHint(model)}
 	for _, m := range llm.KnownModels(p.Dialect) {
 		v.Models = append(v.Models, views.ModelOption{ID: m.ID, Hint: modelHint(m)})

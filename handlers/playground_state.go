@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"strconv"
 	"time"
 
 	"github.com/gofiber/fiber/v2"
@@ -20,7 +21,12 @@ func (h *Handler) SavePlaygroundState(c *fiber.Ctx) error {
 		return c.Status(fiber.StatusBadRequest).JSON(fiber.Map{"error": err.Error()})
 	}
 	if !spec.Endpoint.Valid() {
-		return c.Status(fiber.StatusBadRequest).JSON(fiber.Map{"error": `The endpoint is "chat" or "completion".`})
+		return c.Status(fiber.StatusUnprocessableEntity).JSON(fiber.Map{"error": `The endpoint is "chat" or "completion".`})
+	}
+	if _, err := h.findProvider(ctx(c), spec.Provider); errors.Is(err, errNoProvider) {
+		return c.Status(fiber.StatusUnprocessableEntity).JSON(fiber.Map{"error": "There is no provider " + strconv.Quote(spec.Provider) + "."})
+	} else if err != nil {
+		return err
 	}
 	var body map[string]json.RawMessage
 	if json.Unmarshal(spec.Body, &body) != nil {
@@ -66,7 +72,12 @@ func (h *Handler) ListModels(c *fiber.Ctx) error {
 		defer cancel()
 		models, err = client.Models(mctx)
 		if err != nil {
-			note = "The provider's model list is unavailable (" + err.Error() + "): showing Knobs' built-in list."
+			reason := "it did not answer"
+			var le *llm.Error
+			if errors.As(err, &le) && le.Message != "" {
+				reason = le.Message
+			}
+			note = "The provider's model list is unavailable (" + reason + "): showing Knobs' built-in list."
 		}
 	}
 	out := make([]modelEntry, 0, len(models))

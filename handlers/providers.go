@@ -3,13 +3,12 @@ package handlers
 import (
 	"context"
 	"crypto/sha256"
-	"encoding/hex"
 	"errors"
+	"strconv"
 	"sync"
 
 	"knobs/db"
 	"knobs/llm"
-	"knobs/llm/sim"
 )
 
 // Provider is one provider a user can run against.
@@ -51,12 +50,19 @@ func (h *Handler) findProvider(ctx context.Context, id string) (Provider, error)
 	if err != nil {
 		return Provider{}, err
 	}
-	for _, p := range list {
-		if p.ID == id {
-			return p, nil
-		}
+	if p, ok := providerByID(list, id); ok {
+		return p, nil
 	}
 	return Provider{}, errNoProvider
+}
+
+func providerByID(list []Provider, id string) (Provider, bool) {
+	for _, p := range list {
+		if p.ID == id {
+			return p, true
+		}
+	}
+	return Provider{}, false
 }
 
 // errNoKey is returned when a provider that needs a key has none at any level.
@@ -82,54 +88,58 @@ func (h *Handler) resolveKey(ctx context.Context, user int64, p Provider) (strin
 	return "", errNoKey
 }
 
-// clients keeps one llm.Client per provider and key, so that model lists
-// stay cached and connections are reused.
+// clients keeps one llm.Client per provider, so that model lists stay
+// cached and connections are reused. A client is replaced when the key or
+// address it was built with changes; the old one's idle connections are
+// closed, and it keeps no reference to the old key once its runs end.
 type clients struct {
 	mu  sync.Mutex
-	all map[string]*llm.Client
+	all map[string]clientEntry // by provider id and user: keys differ per user
 	sim *llm.Client
+}
+
+type clientEntry struct {
+	client  *llm.Client
+	baseURL string
+	keySum  [32]byte
 }
 
 // client returns the client user runs p with.
 func (h *Handler) client(ctx context.Context, user int64, p Provider) (*llm.Client, error) {
 	if p.Dialect == llm.DialectSim {
-		return h.clients.simClient(h.simConfig), nil
+		h.clients.mu.Lock()
+		defer h.clients.mu.Unlock()
+		if h.clients.sim == nil {
+			h.clients.sim = llm.NewClient(h.simConfig)
+		}
+		return h.clients.sim, nil
 	}
 	key, err := h.resolveKey(ctx, user, p)
 	if err != nil {
 		return nil, err
 	}
-	sum := sha256.Sum256([]byte(p.ID + "\x00" + p.BaseURL + "\x00" + key))
-	id := hex.EncodeToString(sum[:])
+	id := p.ID + "/" + strconv.FormatInt(user, 10)
+	sum := sha256.Sum256([]byte(key))
 	h.clients.mu.Lock()
 	defer h.clients.mu.Unlock()
-	if c, ok := h.clients.all[id]; ok {
-		return c, nil
+	if e, ok := h.clients.all[id]; ok {
+		if e.baseURL == p.BaseURL && e.keySum == sum {
+			return e.client, nil
+		}
+		e.client.CloseIdleConnections()
 	}
 	c := llm.NewClient(llm.ProviderConfig{ID: p.ID, Name: p.Name, Dialect: p.Dialect, BaseURL: p.BaseURL, Key: key})
 	if h.clients.all == nil {
-		h.clients.all = map[string]*llm.Client{}
+		h.clients.all = map[string]clientEntry{}
 	}
-	h.clients.all[id] = c
+	h.clients.all[id] = clientEntry{client: c, baseURL: p.BaseURL, keySum: sum}
 	return c, nil
 }
 
-func (cs *clients) simClient(cfg llm.ProviderConfig) *llm.Client {
-	cs.mu.Lock()
-	defer cs.mu.Unlock()
-	if cs.sim == nil {
-		cs.sim = llm.NewClient(cfg)
-	}
-	return cs.sim
-}
-
-// model returns what is known of model id on p, for validation and prices.
-func (h *Handler) model(p Provider, id string) llm.Model {
+// modelInfo returns what is known of model id on p, for validation and prices.
+func modelInfo(p Provider, id string) llm.Model {
 	if m, ok := llm.LookupModel(p.Dialect, id); ok {
 		return m
 	}
 	return llm.Model{ID: id}
 }
-
-// defaultSimConfig is the in-process simulator.
-func defaultSimConfig() llm.ProviderConfig { return sim.Config() }

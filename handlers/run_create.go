@@ -1,6 +1,8 @@
 package handlers
 
 import (
+	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"strconv"
@@ -47,7 +49,7 @@ func (h *Handler) CreateRun(c *fiber.Ctx) error {
 	}
 	var model llm.Model
 	if len(fields) == 0 {
-		model = h.model(p, spec.Model())
+		model = modelInfo(p, spec.Model())
 		for k, v := range llm.Validate(spec, p.Dialect, model) {
 			fields[k] = v
 		}
@@ -79,11 +81,16 @@ func (h *Handler) CreateRun(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
+	if _, err := h.runner.Start(id, u.ID, client, spec, model); err != nil {
+		// Shutting down: the row must not stay "running" until the next start.
+		if ferr := h.store.FinishRun(context.Background(), id, db.RunInterrupted, "", "{}", nil, time.Now()); ferr != nil {
+			h.log.Error("storing a run that could not start", "run", id, "err", ferr)
+		}
+		return fiber.NewError(fiber.StatusServiceUnavailable, "Knobs is shutting down; try again in a moment.")
+	}
+	// After the start, so the write does not delay the first token.
 	if err := h.store.SetPlaygroundState(ctx(c), u.ID, string(specJSON)); err != nil {
 		h.log.Error("saving playground state", "user", u.ID, "err", err)
-	}
-	if _, err := h.runner.Start(id, u.ID, client, spec, model); err != nil {
-		return fiber.NewError(fiber.StatusServiceUnavailable, "Knobs is shutting down; try again in a moment.")
 	}
 	return c.Status(fiber.StatusCreated).JSON(runCreated{ID: id, Events: "/runs/" + strconv.FormatInt(id, 10) + "/events"})
 }
@@ -92,9 +99,13 @@ func (h *Handler) CreateRun(c *fiber.Ctx) error {
 func readSpec(c *fiber.Ctx) (llm.RunSpec, error) {
 	var spec llm.RunSpec
 	if strings.HasPrefix(c.Get(fiber.HeaderContentType), fiber.MIMEApplicationJSON) {
-		dec := json.NewDecoder(strings.NewReader(string(c.Body())))
+		dec := json.NewDecoder(bytes.NewReader(c.Body()))
 		dec.DisallowUnknownFields()
-		if err := dec.Decode(&spec); err != nil {
+		err := dec.Decode(&spec)
+		if err == nil && dec.More() {
+			err = errors.New("there is more after the JSON object")
+		}
+		if err != nil {
 			return spec, errors.New("The request is not a run spec: " + err.Error() + `. Send {"provider", "endpoint", "body"}.`)
 		}
 		return spec, nil

@@ -85,15 +85,13 @@ func (h *Handler) removeKey(c *fiber.Ctx, owner int64, scope string) error {
 }
 
 // keyedProvider finds a provider that takes keys, or answers 404.
-func (h *Handler) keyedProvider(c *fiber.Ctx, id string) (providerRef, error) {
+func (h *Handler) keyedProvider(c *fiber.Ctx, id string) (Provider, error) {
 	refs, err := h.keyedProviders(c)
 	if err != nil {
-		return providerRef{}, err
+		return Provider{}, err
 	}
-	for _, r := range refs {
-		if r.ID == id {
-			return r, nil
-		}
+	if p, ok := providerByID(refs, id); ok {
+		return p, nil
 	}
-	return providerRef{}, fiber.NewError(fiber.StatusNotFound, "There is no provider "+strconv.Quote(id)+".")
+	return Provider{}, fiber.NewError(fiber.StatusNotFound, "There is no provider "+strconv.Quote(id)+".")
 }

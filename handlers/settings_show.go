@@ -9,24 +9,20 @@ import (
 	"knobs/views"
 )
 
-// providerRef names a provider that takes an API key.
-type providerRef struct{ ID, Name, EnvKey string }
-
-// keyedProviders lists the providers a key can be set for: the built-in
-// ones, then the custom ones.
-func (h *Handler) keyedProviders(c *fiber.Ctx) ([]providerRef, error) {
-	refs := []providerRef{
-		{"cerebras", "Cerebras", h.cfg.CerebrasKey},
-		{"xai", "xAI", h.cfg.XAIKey},
-	}
-	custom, err := h.store.CustomProviders(ctx(c))
+// keyedProviders lists the providers a key can be set for: every one but
+// the simulator.
+func (h *Handler) keyedProviders(c *fiber.Ctx) ([]Provider, error) {
+	all, err := h.providerList(ctx(c))
 	if err != nil {
 		return nil, err
 	}
-	for _, p := range custom {
-		refs = append(refs, providerRef{ID: p.ID, Name: p.Name})
+	keyed := all[:0:0]
+	for _, p := range all {
+		if !p.keyless {
+			keyed = append(keyed, p)
+		}
 	}
-	return refs, nil
+	return keyed, nil
 }
 
 // ShowSettingsPage renders the settings page.
@@ -56,13 +52,13 @@ func (h *Handler) renderSettings(c *fiber.Ctx, status int, errs views.FieldError
 		return m
 	}
 	mineBy, teamBy := byProvider(mine), byProvider(team)
-	using := func(p providerRef) string {
+	using := func(p Provider) string {
 		switch {
 		case mineBy[p.ID].Sealed != nil:
 			return "your key"
 		case teamBy[p.ID].Sealed != nil:
 			return "the team key"
-		case p.EnvKey != "":
+		case p.envKey != "":
 			return "the server's environment"
 		}
 		return "no key: runs will fail until one is set"
@@ -82,7 +78,7 @@ func (h *Handler) renderSettings(c *fiber.Ctx, status int, errs views.FieldError
 	return Render(c, status, views.SettingsPage(v))
 }
 
-func (h *Handler) adminView(c *fiber.Ctx, refs []providerRef, teamBy map[string]db.ProviderKey, using func(providerRef) string) (*views.AdminView, error) {
+func (h *Handler) adminView(c *fiber.Ctx, refs []Provider, teamBy map[string]db.ProviderKey, using func(Provider) string) (*views.AdminView, error) {
 	u, _ := CurrentUser(c)
 	a := &views.AdminView{}
 	for _, p := range refs {
@@ -127,11 +123,11 @@ func (h *Handler) adminView(c *fiber.Ctx, refs []providerRef, teamBy map[string]
 	return a, nil
 }
 
-func teamUsing(k db.ProviderKey, p providerRef) string {
+func teamUsing(k db.ProviderKey, p Provider) string {
 	switch {
 	case k.Sealed != nil:
 		return "the team key, unless a member set their own"
-	case p.EnvKey != "":
+	case p.envKey != "":
 		return "the server's environment"
 	}
 	return "members' own keys only"

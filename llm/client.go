@@ -2,6 +2,7 @@ package llm
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"io"
@@ -15,6 +16,11 @@ import (
 // when ProviderConfig.FirstByteTimeout is zero.
 const DefaultFirstByteTimeout = 60 * time.Second
 
+// DefaultIdleTimeout bounds the silence in the middle of an answer when
+// ProviderConfig.IdleTimeout is zero. It is long: a reasoning model may
+// think for minutes before it streams anything.
+const DefaultIdleTimeout = 5 * time.Minute
+
 // maxErrorBody bounds how much of a failed answer is read to classify it.
 const maxErrorBody = 1 << 20
 
@@ -27,6 +33,7 @@ type Client struct {
 	http      *http.Client
 	transport *http.Transport // ours, when cfg.HTTPClient was nil
 	firstByte time.Duration
+	idle      time.Duration
 
 	modelsMu sync.Mutex
 	models   modelCache
@@ -40,6 +47,7 @@ func NewClient(cfg ProviderConfig) *Client {
 	if c.firstByte <= 0 {
 		c.firstByte = DefaultFirstByteTimeout
 	}
+	c.idle = cmp.Or(max(cfg.IdleTimeout, 0), DefaultIdleTimeout)
 	c.http = cfg.HTTPClient
 	if c.http == nil {
 		// A transport of our own rather than http.DefaultTransport: no

@@ -9,7 +9,6 @@ import (
 	"net/http"
 	"slices"
 	"strconv"
-	"strings"
 	"time"
 )
 
@@ -228,9 +227,7 @@ func (c *Client) getJSON(ctx context.Context, path string, v any) error {
 	}
 	if resp.StatusCode != http.StatusOK {
 		e := classifyResponse(resp.StatusCode, resp.Header, b, time.Now())
-		if redactable(c.cfg.Key) {
-			e.Message = strings.ReplaceAll(e.Message, c.cfg.Key, "***")
-		}
+		redactError(e, c.cfg.Key)
 		return e
 	}
 	if err := json.Unmarshal(b, v); err != nil {

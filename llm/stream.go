@@ -44,13 +44,15 @@ type Stream struct {
 	endpoint Endpoint
 	timeout  time.Duration
 
-	parent   context.Context
-	ctx      context.Context
-	cancel   context.CancelFunc
-	timer    *time.Timer
-	timedOut atomic.Bool
-	closed   atomic.Bool
-	release  sync.Once
+	parent    context.Context
+	ctx       context.Context
+	cancel    context.CancelFunc
+	idle      time.Duration // the longest silence allowed once bytes flow
+	timer     *time.Timer
+	timedOut  atomic.Bool
+	midStream atomic.Bool // bytes have arrived: the timer bounds silence
+	closed    atomic.Bool
+	release   sync.Once
 
 	req     RawRequest
 	started time.Time
@@ -94,7 +96,7 @@ type toolAcc struct {
 const maxChoices = 1024
 
 func newStream(ctx context.Context, c *Client, e Endpoint) *Stream {
-	s := &Stream{key: c.cfg.Key, dialect: c.dialect, endpoint: e, timeout: c.firstByte, parent: ctx, started: time.Now()}
+	s := &Stream{key: c.cfg.Key, dialect: c.dialect, endpoint: e, timeout: c.firstByte, idle: c.idle, parent: ctx, started: time.Now()}
 	s.ctx, s.cancel = context.WithCancel(ctx)
 	return s
 }
@@ -107,7 +109,7 @@ func (s *Stream) firstByteTimeout() {
 // start takes over the response once its headers are in.
 func (s *Stream) start(resp *http.Response) {
 	s.resp = resp
-	s.body = &captureBody{r: resp.Body, onFirst: s.stopTimer}
+	s.body = &captureBody{r: resp.Body, onRead: s.heardFrom}
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
 		b, err := readCapped(s.body, maxErrorBody)
 		if err != nil && len(b) == 0 {
@@ -123,6 +125,16 @@ func (s *Stream) start(resp *http.Response) {
 func (s *Stream) stopTimer() {
 	if s.timer != nil {
 		s.timer.Stop()
+	}
+}
+
+// heardFrom rearms the timer each time bytes arrive: after the first byte
+// it bounds silence instead, so a provider that goes quiet mid-stream
+// cannot hold a run open forever.
+func (s *Stream) heardFrom() {
+	s.midStream.Store(true)
+	if s.timer != nil && !s.closed.Load() {
+		s.timer.Reset(s.idle)
 	}
 }
 
@@ -175,11 +187,20 @@ func (s *Stream) end() {
 func (s *Stream) fail(err *Error) {
 	s.flushThink()
 	s.done = true
-	if redactable(s.key) {
-		err.Message = strings.ReplaceAll(err.Message, s.key, "***")
-	}
+	redactError(err, s.key)
 	s.err = err
 	s.end()
+}
+
+// redactError removes key from every text of err, in case the provider
+// echoed it back.
+func redactError(err *Error, key string) {
+	if !redactable(key) {
+		return
+	}
+	for _, f := range []*string{&err.Message, &err.Code, &err.Type, &err.Field} {
+		*f = strings.ReplaceAll(*f, key, "***")
+	}
 }
 
 // redactable says whether a key is long enough to be searched for in what
@@ -194,6 +215,9 @@ func (s *Stream) finish() {
 }
 
 func (s *Stream) transportError(err error, midStream bool) *Error {
+	if s.timedOut.Load() && s.midStream.Load() && !s.closed.Load() {
+		return &Error{Kind: ErrTimeout, Message: fmt.Sprintf("the provider went silent for %s in the middle of the answer; what arrived is kept", s.idle)}
+	}
 	return transportError(err, s.parent, s.closed.Load(), s.timedOut.Load(), s.timeout, midStream)
 }
 
@@ -400,6 +424,12 @@ func (s *Stream) add(c *Chunk, at time.Duration) {
 	}
 	for i := range c.Choices {
 		ch := &c.Choices[i]
+		if ch.Index < 0 || ch.Index >= maxChoices {
+			// Every layer above grows a list to the index: refuse one no
+			// request can ask for rather than allocate for it.
+			s.fail(&Error{Kind: ErrBadResponse, Message: fmt.Sprintf("the stream sent choice index %d; Knobs takes 0 to %d", ch.Index, maxChoices-1)})
+			return
+		}
 		st := s.choice(ch.Index)
 		d := ch.Delta
 		if d == nil {
@@ -708,18 +738,18 @@ func (s *Stream) ToolCalls(choice int) []ToolCall {
 // captureBody keeps the first MaxRawResponse bytes of the answer for the
 // raw view and reports the first byte.
 type captureBody struct {
-	r       io.Reader
-	raw     []byte
-	total   int64
-	capped  bool
-	onFirst func()
+	r      io.Reader
+	raw    []byte
+	total  int64
+	capped bool
+	onRead func() // after every read that brought bytes
 }
 
 func (b *captureBody) Read(p []byte) (int, error) {
 	n, err := b.r.Read(p)
 	if n > 0 {
-		if b.total == 0 && b.onFirst != nil {
-			b.onFirst()
+		if b.onRead != nil {
+			b.onRead()
 		}
 		b.total += int64(n)
 		if !b.capped {

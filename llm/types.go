@@ -79,6 +79,9 @@ type ProviderConfig struct {
 	// FirstByteTimeout bounds the wait for the first byte of the answer;
 	// zero means 60 seconds.
 	FirstByteTimeout time.Duration
+	// IdleTimeout bounds the silence once the answer has started; zero
+	// means DefaultIdleTimeout.
+	IdleTimeout time.Duration
 }
 
 // Model describes one model of a provider, as far as it is known.

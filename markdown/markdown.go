@@ -16,7 +16,9 @@ import (
 	"github.com/yuin/goldmark"
 	highlighting "github.com/yuin/goldmark-highlighting/v2"
 	"github.com/yuin/goldmark/extension"
+	"github.com/yuin/goldmark/renderer"
 	"github.com/yuin/goldmark/renderer/html"
+	"github.com/yuin/goldmark/util"
 )
 
 // Renderer renders Markdown to sanitized HTML; it is safe for concurrent use.
@@ -36,7 +38,10 @@ func New() *Renderer {
 			),
 		),
 		// Raw HTML in model output is shown as text, never as markup.
-		goldmark.WithRendererOptions(html.WithHardWraps()),
+		goldmark.WithRendererOptions(
+			html.WithHardWraps(),
+			renderer.WithNodeRenderers(util.Prioritized(htmlAsText{}, 100)),
+		),
 	)
 	policy := bluemonday.UGCPolicy()
 	policy.AllowAttrs("class").Matching(regexp.MustCompile(`^[a-zA-Z0-9 _-]+$`)).OnElements("span", "code", "pre", "div")

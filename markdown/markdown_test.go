@@ -13,11 +13,13 @@ func TestRender(t *testing.T) {
 		never     []string // substrings that must not
 	}{
 		{"heading and list", "# Title\n\n- one\n- two", []string{"<h1", "Title</h1>", "<li>one</li>"}, nil},
-		{"script is dropped", "hello <script>alert(1)</script>", []string{"hello"}, []string{"<script", "alert(1)</script>"}},
-		{"event handler is dropped", `<img src=x onerror="alert(1)">`, nil, []string{"onerror"}},
-		{"javascript link is dropped", "[x](javascript:alert(1))", nil, []string{"javascript:"}},
+		{"script is shown as text", "hello <script>alert(1)</script>", []string{"hello", "&lt;script&gt;"}, []string{"<script"}},
+		{"an image with a handler is shown as text", `<img src=x onerror="alert(1)">`, []string{"&lt;img"}, []string{"<img"}},
+		{"javascript link is dropped", "[x](javascript:alert(1))", nil, []string{`href="javascript:`}},
 		{"code is highlighted with classes", "```go\nfunc main() {}\n```", []string{`class="hl-`, "main"}, []string{"style="}},
 		{"table", "| a | b |\n|---|---|\n| 1 | 2 |", []string{"<table>", "<td>1</td>"}, nil},
+		{"inline HTML is shown as text", "Wrap it in a <div> element.", []string{"Wrap it in a &lt;div&gt; element."}, []string{"<div>"}},
+		{"an HTML block is shown as text", "<table onclick=\"x()\">\n<tr><td>1</td></tr>\n</table>", []string{"&lt;table"}, []string{"<table", "onclick=\""}},
 		{"external links do not follow", "[k](https://example.com)", []string{`rel="nofollow`, `href="https://example.com"`}, nil},
 	}
 	for _, tt := range tests {
@@ -34,6 +36,29 @@ func TestRender(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestSanitizerStopsWhatGoldmarkLetsThrough feeds the policy HTML that a
+// renderer bug could emit, so the test fails if the sanitizer is dropped.
+func TestSanitizerStopsWhatGoldmarkLetsThrough(t *testing.T) {
+	r := New()
+	for _, in := range []string{
+		`<p onclick="steal()">x</p>`,
+		`<a href="javascript:steal()">x</a>`,
+		`<script>steal()</script>`,
+		`<img src=x onerror=steal()>`,
+		`<span style="position:fixed">x</span>`,
+	} {
+		out := r.policy.Sanitize(in)
+		for _, bad := range []string{"onclick", "javascript:", "<script", "onerror", "style="} {
+			if strings.Contains(out, bad) {
+				t.Errorf("Sanitize(%q) = %q keeps %q", in, out, bad)
+			}
+		}
+	}
+	if got := r.policy.Sanitize(`<span class="hl-k">func</span>`); !strings.Contains(got, `class="hl-k"`) {
+		t.Errorf("highlighting classes are stripped: %q", got)
 	}
 }
 

@@ -201,7 +201,7 @@ func TestLogIn(t *testing.T) {
 	wantPage(t, c.postForm("/settings/signup-mode", form("_csrf", before, "mode", "open")), http.StatusForbidden)
 
 	// A next that leaves the site is dropped.
-	for _, next := range []string{"//evil.example/", "https://evil.example/", `/\evil.example`} {
+	for _, next := range []string{"//evil.example/", "https://evil.example/", `/\evil.example`, "/\t/evil.example", "/\r\n/evil.example", "/%09/evil.example\x00"} {
 		r := srv.newClient(t).postForm("/login", form("username", "admin", "password", testPassword, "next", next))
 		wantRedirect(t, r, "/")
 	}

@@ -608,6 +608,9 @@
     state.es = es;
     const on = (type, fn) =>
       es.addEventListener(type, (e) => {
+        // The connection's own "error" event shares its name with ours and has no data.
+        if (e.data === undefined) return;
+        state.run.lastId = Number(e.lastEventId) || state.run.lastId;
         rawEvent(type, e.data);
         fn(JSON.parse(e.data));
         scheduleFlush();
@@ -636,7 +639,7 @@
     es.onerror = () => {
       if (es.readyState === EventSource.CLOSED && state.es === es) {
         stopListening();
-        showRunError({ kind: "network", message: "The event stream closed. The run goes on on the server; reload to see it." });
+        showRunError({ kind: "network", message: "The connection to Knobs was lost. The run was stored with whatever had arrived; run again when Knobs is back." });
       }
     };
   }
@@ -650,7 +653,19 @@
   // Chromium's back/forward cache keeps an EventSource open after the page
   // is left; close it so the runner can stop a run nobody watches.
   window.addEventListener("pagehide", () => {
-    if (state.es) state.es.close();
+    if (state.es) {
+      state.es.close();
+      state.es = null;
+      if (state.run) state.run.detached = true;
+    }
+  });
+  // Back from the cache with a run still going: listen again from where the
+  // page stopped; the runner resumes after the last event it saw.
+  window.addEventListener("pageshow", (e) => {
+    if (e.persisted && state.run && state.run.detached && !state.run.done) {
+      state.run.detached = false;
+      listen(`/runs/${state.run.id}/events?after=${state.run.lastId || 0}`);
+    }
   });
 
   async function stop() {
@@ -686,8 +701,16 @@
   }
 
   function showMetrics(m, done) {
-    const items = [];
-    const add = (label, value) => items.push(`<div><dt>${label}</dt><dd>${value}</dd></div>`);
+    const dl = document.createElement("dl");
+    const add = (label, value) => {
+      const div = document.createElement("div");
+      const dt = document.createElement("dt");
+      const dd = document.createElement("dd");
+      dt.textContent = label;
+      dd.textContent = value;
+      div.append(dt, dd);
+      dl.append(div);
+    };
     if (m.ttft_ms) add("First token", fmt(m.ttft_ms, m.ttft_ms < 100 ? 1 : 0) + " ms");
     if (m.tokens_per_sec) add("Tokens/s", fmt(m.tokens_per_sec, 0));
     add("Total", fmt(m.total_ms / 1000, 2) + " s");
@@ -707,7 +730,7 @@
       if (fr.length) add("Finish", [...new Set(fr)].join(", "));
       add("Status", done.status);
     }
-    ui.metrics.innerHTML = `<dl>${items.join("")}</dl>`;
+    ui.metrics.replaceChildren(dl);
   }
 
   function finish(d) {
@@ -777,8 +800,18 @@
       const f = document.createElement("form");
       f.className = "tool-result";
       const id = "tr-" + Math.random().toString(36).slice(2, 8);
-      f.innerHTML = `<label for="${id}">Result of ${call.name}</label><textarea id="${id}" rows="2" spellcheck="false" placeholder='{"temperature": 21}'></textarea>
-        <button type="submit">Add result and continue</button>`;
+      const label = document.createElement("label");
+      label.htmlFor = id;
+      label.textContent = "Result of " + call.name; // the model's words: text, never markup
+      const area = document.createElement("textarea");
+      area.id = id;
+      area.rows = 2;
+      area.spellcheck = false;
+      area.placeholder = '{"temperature": 21}';
+      const submit = document.createElement("button");
+      submit.type = "submit";
+      submit.textContent = "Add result and continue";
+      f.append(label, area, submit);
       f.addEventListener("submit", (e) => {
         e.preventDefault();
         const row = messageRow({ role: "tool", tool_call_id: call.id || "", content: $("textarea", f).value });

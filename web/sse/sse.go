@@ -42,18 +42,18 @@ func Serve(c *fiber.Ctx, src Source, after int, leave func(), log *slog.Logger) 
 				log.Error("panic in event stream", "path", path, "panic", fmt.Sprint(r), "stack", string(debug.Stack()))
 			}
 		}()
-		write(w, src, after)
+		write(w, src, max(after, 0), PingEvery)
 	})
 	return nil
 }
 
 // write copies frames to w until src finishes or a flush fails.
-func write(w *bufio.Writer, src Source, sent int) {
+func write(w *bufio.Writer, src Source, sent int, pingEvery time.Duration) {
 	// A retry hint: reconnect quickly, the runner keeps the frames.
 	if _, err := w.WriteString("retry: 1000\n\n"); err != nil || w.Flush() != nil {
 		return
 	}
-	ping := time.NewTicker(PingEvery)
+	ping := time.NewTicker(pingEvery)
 	defer ping.Stop()
 	for {
 		frames, finished, more := src.Frames(sent)
