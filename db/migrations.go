@@ -71,12 +71,70 @@ CREATE TABLE playground_state (
 	updated_at INTEGER NOT NULL
 );
 `,
+	// 3: the provider's answer as it came over the wire, for the raw view.
+	`ALTER TABLE runs ADD COLUMN raw_response BLOB NOT NULL DEFAULT x'';`,
+	// 4: history: star, note, preset and comparison group of a run; the
+	// first lines and metrics the list shows, filled from the spec and
+	// result as the run goes (existing runs by summariseRuns); full-text
+	// search; share links.
+	`
+ALTER TABLE runs ADD COLUMN starred INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE runs ADD COLUMN note TEXT NOT NULL DEFAULT '';
+ALTER TABLE runs ADD COLUMN preset_id INTEGER;
+ALTER TABLE runs ADD COLUMN group_id INTEGER;
+ALTER TABLE runs ADD COLUMN prompt_line TEXT NOT NULL DEFAULT '';
+ALTER TABLE runs ADD COLUMN output_line TEXT NOT NULL DEFAULT '';
+ALTER TABLE runs ADD COLUMN tokens INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE runs ADD COLUMN ttft_ms REAL NOT NULL DEFAULT 0;
+ALTER TABLE runs ADD COLUMN tokens_per_sec REAL NOT NULL DEFAULT 0;
+ALTER TABLE runs ADD COLUMN cost_usd REAL NOT NULL DEFAULT 0;
+CREATE INDEX runs_user_provider ON runs (user_id, provider, id);
+CREATE INDEX runs_user_model ON runs (user_id, model, id);
+CREATE INDEX runs_user_status ON runs (user_id, status, id);
+CREATE INDEX runs_user_starred ON runs (user_id, id) WHERE starred = 1;
+CREATE INDEX runs_user_preset ON runs (user_id, preset_id, id) WHERE preset_id IS NOT NULL;
+CREATE INDEX runs_user_created ON runs (user_id, created_at);
+CREATE INDEX runs_created ON runs (created_at);
+CREATE INDEX runs_group ON runs (group_id) WHERE group_id IS NOT NULL;
+-- rowid is runs.id. prompt_line and output_line repeat the list's first
+-- lines so that snippet() can mark matches in exactly what the list shows.
+CREATE VIRTUAL TABLE runs_fts USING fts5 (prompt_line, prompt, output_line, output, tokenize = 'unicode61 remove_diacritics 2');
+CREATE TABLE shares (
+	id         INTEGER PRIMARY KEY,
+	token      TEXT NOT NULL UNIQUE,
+	kind       TEXT NOT NULL CHECK (kind IN ('run', 'group')),
+	target_id  INTEGER NOT NULL,
+	owner_id   INTEGER NOT NULL REFERENCES users (id) ON DELETE CASCADE,
+	audience   TEXT NOT NULL CHECK (audience IN ('team', 'public')),
+	created_at INTEGER NOT NULL,
+	revoked_at INTEGER
+);
+CREATE INDEX shares_target ON shares (kind, target_id);
+-- However a run goes (removed, purged, its owner removed), it leaves
+-- search and its share links stop working.
+CREATE TRIGGER runs_forget AFTER DELETE ON runs BEGIN
+	DELETE FROM runs_fts WHERE rowid = old.id;
+	DELETE FROM shares WHERE kind = 'run' AND target_id = old.id;
+END;
+`,
+}
+
+// afterMigration holds the steps, in Go, that complete a migration in
+// its transaction, by the schema version the migration brings.
+var afterMigration = map[int]func(context.Context, *sql.Tx) error{
+	4: summariseRuns,
 }
 
 // SchemaVersion is the version a database has once Open returns.
 func SchemaVersion() int { return len(migrations) }
 
 func (s *Store) migrate(ctx context.Context) error {
+	return s.migrateTo(ctx, len(migrations))
+}
+
+// migrateTo brings the schema up to version to; tests use it to build a
+// database as an older Knobs left it.
+func (s *Store) migrateTo(ctx context.Context, to int) error {
 	return s.tx(ctx, func(tx *sql.Tx) error {
 		if _, err := tx.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS schema_version (version INTEGER NOT NULL)`); err != nil {
 			return fmt.Errorf("db: unable to create schema_version: %w", err)
@@ -93,12 +151,20 @@ func (s *Store) migrate(ctx context.Context) error {
 		if v > len(migrations) {
 			return fmt.Errorf("db: the database is at schema version %d, newer than this Knobs (%d)", v, len(migrations))
 		}
-		for i := v; i < len(migrations); i++ {
+		if v >= to {
+			return nil
+		}
+		for i := v; i < to; i++ {
 			if _, err := tx.ExecContext(ctx, migrations[i]); err != nil {
 				return fmt.Errorf("db: unable to apply migration %d: %w", i+1, err)
 			}
+			if after := afterMigration[i+1]; after != nil {
+				if err := after(ctx, tx); err != nil {
+					return fmt.Errorf("db: unable to complete migration %d: %w", i+1, err)
+				}
+			}
 		}
-		if _, err := tx.ExecContext(ctx, `UPDATE schema_version SET version = ?`, len(migrations)); err != nil {
+		if _, err := tx.ExecContext(ctx, `UPDATE schema_version SET version = ?`, to); err != nil {
 			return fmt.Errorf("db: unable to record schema version: %w", err)
 		}
 		return nil

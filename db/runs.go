@@ -31,39 +31,113 @@ type Run struct {
 	FinishedAt time.Time // zero while running
 	RawRequest string
 	Result     string
-	// Events is the SSE text the run sent, for replay; loaded only by RunEvents.
-	Events []byte
+	// Events is the SSE text the run sent, for replay; loaded only by
+	// RunEvents, ExportRuns and SharedRun.
+	Events   []byte
+	Starred  bool
+	Note     string
+	PresetID int64 // 0 when the run was not made from a preset
+	GroupID  int64 // 0 when the run is not part of a comparison
 }
 
-// CreateRun stores a new run as running and returns its id.
+// nullID stores 0 as NULL.
+func nullID(id int64) any {
+	if id == 0 {
+		return nil
+	}
+	return id
+}
+
+// CreateRun stores a new run as running and returns its id. Its prompt
+// enters the history search in the same transaction.
 func (s *Store) CreateRun(ctx context.Context, r Run) (int64, error) {
-	res, err := s.w.ExecContext(ctx, `
-INSERT INTO runs (user_id, provider, endpoint, model, spec, status, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)`,
-		r.UserID, r.Provider, r.Endpoint, r.Model, r.Spec, RunRunning, r.CreatedAt.UnixMilli())
+	p := specText(r.Spec)
+	var id int64
+	err := s.tx(ctx, func(tx *sql.Tx) error {
+		err := tx.QueryRowContext(ctx, `
+INSERT INTO runs (user_id, provider, endpoint, model, spec, status, created_at, preset_id, group_id, prompt_line)
+VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id`,
+			r.UserID, r.Provider, r.Endpoint, r.Model, r.Spec, RunRunning, r.CreatedAt.UnixMilli(),
+			nullID(r.PresetID), nullID(r.GroupID), p.PromptLine).Scan(&id)
+		if err != nil {
+			return err
+		}
+		_, err = tx.ExecContext(ctx, `INSERT INTO runs_fts (rowid, prompt_line, prompt, output_line, output) VALUES (?, ?, ?, '', '')`,
+			id, p.PromptLine, p.Prompt)
+		return err
+	})
 	if err != nil {
 		return 0, fmt.Errorf("db: unable to create run: %w", err)
 	}
-	return res.LastInsertId()
+	return id, nil
 }
 
-// CheckpointRun saves a running run's partial result.
+// CheckpointRun saves a running run's partial result, and its output so
+// far for the history list and search.
 func (s *Store) CheckpointRun(ctx context.Context, id int64, rawRequest, result string) error {
-	_, err := s.w.ExecContext(ctx, `UPDATE runs SET raw_request = ?, result = ? WHERE id = ? AND status = 'running'`, rawRequest, result, id)
+	o := resultText(result)
+	err := s.tx(ctx, func(tx *sql.Tx) error {
+		res, err := tx.ExecContext(ctx, `UPDATE runs SET raw_request = ?, result = ? WHERE id = ? AND status = 'running'`, rawRequest, result, id)
+		if err != nil {
+			return err
+		}
+		if n, err := res.RowsAffected(); err != nil || n == 0 {
+			return err
+		}
+		return indexOutput(ctx, tx, id, o)
+	})
 	if err != nil {
 		return fmt.Errorf("db: unable to checkpoint run %d: %w", id, err)
 	}
 	return nil
 }
 
-// FinishRun saves a run's final status, result and events.
+// FinishRun saves a run's final status, result and events, and its output
+// for the history list and search.
 func (s *Store) FinishRun(ctx context.Context, id int64, status, rawRequest, result string, events []byte, at time.Time) error {
-	_, err := s.w.ExecContext(ctx, `
+	o := resultText(result)
+	err := s.tx(ctx, func(tx *sql.Tx) error {
+		res, err := tx.ExecContext(ctx, `
 UPDATE runs SET status = ?, raw_request = ?, result = ?, events = ?, finished_at = ? WHERE id = ?`,
-		status, rawRequest, result, events, at.UnixMilli(), id)
+			status, rawRequest, result, events, at.UnixMilli(), id)
+		if err != nil {
+			return err
+		}
+		if n, err := res.RowsAffected(); err != nil || n == 0 {
+			return err
+		}
+		return indexOutput(ctx, tx, id, o)
+	})
 	if err != nil {
 		return fmt.Errorf("db: unable to finish run %d: %w", id, err)
 	}
 	return nil
+}
+
+// SetRunRawResponse keeps the provider's answer as received (capped by
+// the client), for the raw view.
+func (s *Store) SetRunRawResponse(ctx context.Context, id int64, raw []byte) error {
+	if raw == nil {
+		raw = []byte{}
+	}
+	_, err := s.w.ExecContext(ctx, `UPDATE runs SET raw_response = ? WHERE id = ?`, raw, id)
+	if err != nil {
+		return fmt.Errorf("db: unable to store the raw response of run %d: %w", id, err)
+	}
+	return nil
+}
+
+// RunRawResponse loads the provider's raw answer of one of user's runs.
+func (s *Store) RunRawResponse(ctx context.Context, user, id int64) ([]byte, error) {
+	var raw []byte
+	err := s.r.QueryRowContext(ctx, `SELECT raw_response FROM runs WHERE id = ? AND user_id = ?`, id, user).Scan(&raw)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, ErrNotFound
+	}
+	if err != nil {
+		return nil, fmt.Errorf("db: unable to load the raw response of run %d: %w", id, err)
+	}
+	return raw, nil
 }
 
 // InterruptRuns marks every run still running as interrupted, keeping its
@@ -77,12 +151,14 @@ func (s *Store) InterruptRuns(ctx context.Context) (int64, error) {
 	return res.RowsAffected()
 }
 
-const runColumns = `id, user_id, provider, endpoint, model, spec, status, created_at, ifnull(finished_at, 0), raw_request, result`
+const runColumns = `id, user_id, provider, endpoint, model, spec, status, created_at, ifnull(finished_at, 0), raw_request, result,
+	starred, note, ifnull(preset_id, 0), ifnull(group_id, 0)`
 
-func scanRun(row interface{ Scan(...any) error }) (Run, error) {
+func scanRun(row interface{ Scan(...any) error }, more ...any) (Run, error) {
 	var r Run
 	var created, finished int64
-	err := row.Scan(&r.ID, &r.UserID, &r.Provider, &r.Endpoint, &r.Model, &r.Spec, &r.Status, &created, &finished, &r.RawRequest, &r.Result)
+	err := row.Scan(append([]any{&r.ID, &r.UserID, &r.Provider, &r.Endpoint, &r.Model, &r.Spec, &r.Status, &created, &finished, &r.RawRequest, &r.Result,
+		&r.Starred, &r.Note, &r.PresetID, &r.GroupID}, more...)...)
 	r.CreatedAt = time.UnixMilli(created)
 	if finished != 0 {
 		r.FinishedAt = time.UnixMilli(finished)

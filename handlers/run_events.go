@@ -66,3 +66,20 @@ func (h *Handler) CancelRun(c *fiber.Ctx) error {
 	}
 	return c.Status(fiber.StatusConflict).JSON(fiber.Map{"error": "The run has already finished."})
 }
+
+// ShowRawResponse answers the provider's answer to a run byte for byte, as
+// text, for the raw view.
+func (h *Handler) ShowRawResponse(c *fiber.Ctx) error {
+	u, _ := CurrentUser(c)
+	id, err := runID(c)
+	if err != nil {
+		return err
+	}
+	raw, err := h.store.RunRawResponse(ctx(c), u.ID, id)
+	if err != nil {
+		return err
+	}
+	c.Set(fiber.HeaderContentType, fiber.MIMETextPlainCharsetUTF8)
+	c.Set("Content-Disposition", "inline")
+	return c.Send(raw)
+}

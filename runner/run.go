@@ -4,7 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -22,17 +22,45 @@ type Run struct {
 
 	mu         sync.Mutex
 	frames     [][]byte      // frames[i] is the SSE frame with id i+1
-	changed    chan struct{} // closed and replaced whenever frames grow or the run ends
+	changed    chan struct{} // closed and replaced when frames grow, once handed out
+	watched    bool          // changed was handed out by Frames
 	finished   bool
 	listeners  int
 	idle       *time.Timer
 	idleGrace  time.Duration
 	result     Result
+	texts      []*choiceText // the text of each choice so far; see choiceText
 	raw        llm.RawRequest
 	firstToken time.Time
 	lastToken  time.Time
 	chunks     int
 	status     string
+}
+
+// choiceText is the text a choice has streamed so far. It is built here
+// and copied into the Result only when the Result is read (a checkpoint,
+// the end): appending every token to the Result's strings would copy the
+// whole answer per token, quadratic in its length.
+type choiceText struct {
+	content, reasoning strings.Builder
+}
+
+// text returns choice i's text; the caller holds run.mu.
+func (run *Run) text(i int) *choiceText {
+	i = max(i, 0)
+	for len(run.texts) <= i {
+		run.texts = append(run.texts, &choiceText{})
+	}
+	return run.texts[i]
+}
+
+// syncText copies the text streamed so far into the Result; the caller
+// holds run.mu.
+func (run *Run) syncText() {
+	for i, t := range run.texts {
+		ch := run.result.choice(i)
+		ch.Content, ch.Reasoning = t.content.String(), t.reasoning.String()
+	}
 }
 
 // Subscribe registers a listener; call the returned func when it leaves.
@@ -79,6 +107,7 @@ func (run *Run) Frames(after int) (frames [][]byte, finished bool, more <-chan s
 	if after < len(run.frames) {
 		frames = run.frames[after:len(run.frames):len(run.frames)]
 	}
+	run.watched = true
 	return frames, run.finished, run.changed
 }
 
@@ -95,19 +124,24 @@ func (run *Run) emit(event string, data any) {
 	if err != nil {
 		payload = []byte(`{}`)
 	}
-	id := len(run.frames) + 1
-	var b bytes.Buffer
-	b.Grow(len(payload) + len(event) + 24)
-	b.WriteString("id: ")
-	b.WriteString(strconv.Itoa(id))
-	b.WriteString("\nevent: ")
-	b.WriteString(event)
-	b.WriteString("\ndata: ")
-	b.Write(payload)
-	b.WriteString("\n\n")
-	run.frames = append(run.frames, b.Bytes())
-	close(run.changed)
-	run.changed = make(chan struct{})
+	run.add(frame(len(run.frames)+1, event, payload))
+}
+
+// emitText appends a delta or reasoning frame; the caller holds run.mu.
+func (run *Run) emitText(event string, choice int, text string) {
+	run.add(textFrame(len(run.frames)+1, event, choice, text))
+}
+
+// add appends frame f and wakes the listeners waiting for one; the caller
+// holds run.mu. The channel is replaced only once a listener has been
+// given it: a listener still writing earlier frames needs no new one.
+func (run *Run) add(f []byte) {
+	run.frames = append(run.frames, f)
+	if run.watched {
+		close(run.changed)
+		run.changed = make(chan struct{})
+		run.watched = false
+	}
 }
 
 // The data of each SSE event the browser receives.
@@ -157,13 +191,13 @@ func (run *Run) apply(ev llm.Event) {
 	}
 	switch ev.Kind {
 	case llm.EventDelta:
-		ch := run.result.choice(ev.Choice)
-		ch.Content += ev.Text
-		run.emit("delta", textData{ev.Choice, ev.Text})
+		run.result.choice(ev.Choice)
+		run.text(ev.Choice).content.WriteString(ev.Text)
+		run.emitText("delta", ev.Choice, ev.Text)
 	case llm.EventReasoning:
-		ch := run.result.choice(ev.Choice)
-		ch.Reasoning += ev.Text
-		run.emit("reasoning", textData{ev.Choice, ev.Text})
+		run.result.choice(ev.Choice)
+		run.text(ev.Choice).reasoning.WriteString(ev.Text)
+		run.emitText("reasoning", ev.Choice, ev.Text)
 	case llm.EventToolCall:
 		if ev.ToolCall == nil {
 			return
@@ -228,6 +262,7 @@ func (run *Run) request() llm.RawRequest {
 func (run *Run) snapshot() (int, string) {
 	run.mu.Lock()
 	defer run.mu.Unlock()
+	run.syncText()
 	run.result.Metrics = run.metrics(time.Now())
 	b, _ := json.Marshal(run.result)
 	return len(run.frames), string(b)
@@ -239,6 +274,7 @@ func (run *Run) finish(status string, upstreamErr *llm.Error, render func(string
 	now := time.Now()
 	run.mu.Lock()
 	defer run.mu.Unlock()
+	run.syncText()
 	run.result.Metrics = run.metrics(now)
 	run.result.Error = upstreamErr
 	if upstreamErr != nil {

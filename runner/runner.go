@@ -20,6 +20,7 @@ import (
 type Store interface {
 	CheckpointRun(ctx context.Context, id int64, rawRequest, result string) error
 	FinishRun(ctx context.Context, id int64, status, rawRequest, result string, events []byte, at time.Time) error
+	SetRunRawResponse(ctx context.Context, id int64, raw []byte) error
 }
 
 // Streamer opens a provider stream; *llm.Client is one.
@@ -205,6 +206,9 @@ func (r *Runner) drive(ctx context.Context, run *Run, s Streamer, spec llm.RunSp
 	defer cancel()
 	if err := r.store.FinishRun(saveCtx, run.ID, status, string(raw), result, events, time.Now()); err != nil {
 		r.log.Error("storing run", "run", run.ID, "err", err)
+	}
+	if err := r.store.SetRunRawResponse(saveCtx, run.ID, st.RawResponse()); err != nil {
+		r.log.Error("storing the raw response", "run", run.ID, "err", err)
 	}
 	run.cancel(nil) // release the context's resources
 }

@@ -392,6 +392,27 @@ func TestUpstreamErrorsAreStoredWithTheirKindAndPartialOutput(t *testing.T) {
 			w.Write([]byte(`data: {"id":"x","object":"chat.completion.chunk","created":1,"model":"m","choices":[{"index":0,"delta":{"content":"Par"}}]}` + "\n\n"))
 			w.Write([]byte(`data: {"error":{"code":"internal","id":"e1","message":"The model crashed","param":"","type":"server_error"},"status_code":500}` + "\n\n"))
 		}, llm.ErrStream, "Par", "The model crashed"},
+		{"unknown model", func(w http.ResponseWriter, r *http.Request) {
+			w.WriteHeader(404)
+			w.Write([]byte(`{"message":"Model llama-9 does not exist or you do not have access to it.","type":"not_found_error","param":"model","code":"model_not_found"}`))
+		}, llm.ErrUnknownModel, "", "llama-9 does not exist"},
+		{"validation names the field", func(w http.ResponseWriter, r *http.Request) {
+			w.WriteHeader(422)
+			w.Write([]byte(`{"detail":[{"loc":["body","temperature"],"msg":"Input should be less than or equal to 2","type":"less_than_equal"}]}`))
+		}, llm.ErrValidation, "", `"field":"temperature"`},
+		{"server error", func(w http.ResponseWriter, r *http.Request) {
+			w.WriteHeader(500)
+			w.Write([]byte(`{"message":"Internal error, please retry","type":"server_error","param":"","code":"internal"}`))
+		}, llm.ErrServer, "", "Internal error, please retry"},
+		{"HTML error page", func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Content-Type", "text/html")
+			w.WriteHeader(502)
+			w.Write([]byte(`<html><head><title>502 Bad Gateway</title></head><body><h1>502</h1>` + strings.Repeat("<p>cdn noise</p>", 200) + `</body></html>`))
+		}, llm.ErrHTMLPage, "", "502 Bad Gateway"},
+		{"out of credits", func(w http.ResponseWriter, r *http.Request) {
+			w.WriteHeader(429)
+			w.Write([]byte(`{"code":"Some resource has been exhausted","error":"Your team has either used all available credits or reached its monthly spending limit."}`))
+		}, llm.ErrNoCredits, "", "used all available credits"},
 		{"truncated", func(w http.ResponseWriter, r *http.Request) {
 			w.Header().Set("Content-Type", "text/event-stream")
 			w.Write([]byte(`data: {"id":"x","object":"chat.completion.chunk","created":1,"model":"m","choices":[{"index":0,"delta":{"content":"Half an ans"}}]}` + "\n\n"))
@@ -401,7 +422,11 @@ func TestUpstreamErrorsAreStoredWithTheirKindAndPartialOutput(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			up := httptest.NewServer(tt.handler)
 			defer up.Close()
-			client := llm.NewClient(llm.ProviderConfig{ID: "c", Dialect: llm.DialectCerebras, BaseURL: up.URL, Key: "k"})
+			dialect := llm.DialectCerebras
+			if tt.kind == llm.ErrNoCredits {
+				dialect = llm.DialectXAI
+			}
+			client := llm.NewClient(llm.ProviderConfig{ID: "c", Dialect: dialect, BaseURL: up.URL, Key: "k"})
 			f := newFixture(t, runner.Options{})
 			run := f.start(t, client, chatSpec(`{"model":"m","messages":[{"role":"user","content":"hi"}]}`))
 			frames := listen(t, run, 0)
@@ -423,6 +448,39 @@ func TestUpstreamErrorsAreStoredWithTheirKindAndPartialOutput(t *testing.T) {
 			}
 			if res.Choices[0].Content != tt.partial {
 				t.Errorf("stored partial output %q, want %q", res.Choices[0].Content, tt.partial)
+			}
+		})
+	}
+}
+
+func TestNetworkFailureAndTimeoutAreStoredAsSuch(t *testing.T) {
+	// A port nobody listens on: take one, then close it.
+	closed := httptest.NewServer(http.NotFoundHandler())
+	deadURL := closed.URL
+	closed.Close()
+	silent := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		<-r.Context().Done() // never answers
+	}))
+	defer silent.Close()
+	tests := []struct {
+		name string
+		cfg  llm.ProviderConfig
+		kind llm.ErrorKind
+	}{
+		{"connection refused", llm.ProviderConfig{ID: "c", Dialect: llm.DialectCerebras, BaseURL: deadURL, Key: "k"}, llm.ErrNetwork},
+		{"no first byte in time", llm.ProviderConfig{ID: "c", Dialect: llm.DialectCerebras, BaseURL: silent.URL, Key: "k", FirstByteTimeout: 100 * time.Millisecond}, llm.ErrTimeout},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f := newFixture(t, runner.Options{})
+			run := f.start(t, llm.NewClient(tt.cfg), chatSpec(`{"model":"m","messages":[{"role":"user","content":"hi"}]}`))
+			frames := listen(t, run, 0)
+			if last := frames[len(frames)-1]; last.event != "done" || !strings.Contains(last.data, `"status":"error"`) {
+				t.Errorf("last frame = %+v", last)
+			}
+			r, res := f.waitStored(t, run.ID)
+			if r.Status != db.RunError || res.Error == nil || res.Error.Kind != tt.kind {
+				t.Fatalf("stored %q with error %+v, want kind %s", r.Status, res.Error, tt.kind)
 			}
 		})
 	}

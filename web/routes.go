@@ -46,6 +46,7 @@ func routes(app *fiber.App, h *handlers.Handler, sessions *session.Manager) {
 	app.Post("/runs", h.CreateRun)
 	app.Get("/runs/:id/events", h.RunEvents)
 	app.Post("/runs/:id/cancel", h.CancelRun)
+	app.Get("/runs/:id/raw", h.ShowRawResponse)
 
 	// Settings: personal keys.
 	app.Get("/settings", h.ShowSettingsPage)

@@ -128,6 +128,17 @@ func TestRunOverHTTPStreamsAndReplays(t *testing.T) {
 	if err != nil || stored.Status != db.RunDone {
 		t.Fatalf("stored %+v, %v", stored, err)
 	}
+	// The provider's own bytes are kept for the raw view.
+	var raw *response
+	for i := 0; i < 100; i++ {
+		if raw = admin.get(fmt.Sprintf("/runs/%d/raw", run.ID)); raw.status == http.StatusOK && raw.body != "" {
+			break
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if !raw.has(`"object":"chat.completion.chunk"`) || !raw.has("data: [DONE]") {
+		t.Errorf("raw response = %.200q, want the upstream's SSE", raw.body)
+	}
 	// The playground remembers the spec for the next visit.
 	page := admin.open("/")
 	if !page.has("Tell me about glaciers") {
@@ -187,6 +198,9 @@ func TestRunsBelongToTheirOwner(t *testing.T) {
 	}
 	if resp, _ := bob.readEvents("/runs/abc/events", 0, nil); resp.StatusCode != http.StatusNotFound {
 		t.Errorf("a malformed run id answered %d, want 404", resp.StatusCode)
+	}
+	if r := bob.get(fmt.Sprintf("/runs/%d/raw", run.ID)); r.status != http.StatusNotFound {
+		t.Errorf("another user's raw response answered %d, want 404", r.status)
 	}
 	r := bob.post(fmt.Sprintf("/runs/%d/cancel", run.ID), "application/json", nil, http.Header{"X-Csrf-Token": {bob.token()}, "Accept": {"application/json"}})
 	if r.status != http.StatusNotFound {

@@ -32,6 +32,7 @@
     metrics: $("#pg-metrics"),
     rawRequest: $("#pg-raw-request"),
     rawEvents: $("#pg-raw-events"),
+    rawResponse: $("#pg-raw-response"),
     code: $("#pg-code"),
     showRaw: $("#pg-show-raw"),
   };
@@ -539,6 +540,7 @@
     ui.metrics.textContent = "";
     ui.rawEvents.textContent = "";
     ui.rawRequest.textContent = "Sending…";
+    ui.rawResponse.textContent = "Shown when the run ends.";
     ui.regenBtn.disabled = true;
   }
 
@@ -740,6 +742,7 @@
     stopListening();
     flush();
     showMetrics(d.metrics, d);
+    loadRawResponse(state.run.id);
     if (state.choices.length === 0) choice(0);
     state.choices.forEach((c, i) => {
       $(".finish", c.el).textContent = d.finish_reasons && d.finish_reasons[i] ? d.finish_reasons[i] : "";
@@ -761,6 +764,18 @@
     }
     ui.regenBtn.disabled = !(state.lastSpec && state.lastSpec.endpoint === "chat");
     changed();
+  }
+
+  // loadRawResponse shows the provider's bytes once the runner has stored them.
+  async function loadRawResponse(id, tries = 0) {
+    const res = await fetch(`/runs/${id}/raw`).catch(() => null);
+    if (!res || !res.ok || !state.run || state.run.id !== id) return;
+    const text = await res.text();
+    if (text === "" && tries < 5) {
+      setTimeout(() => loadRawResponse(id, tries + 1), 200);
+      return;
+    }
+    ui.rawResponse.textContent = text || "The provider sent no body.";
   }
 
   function renderChoice(c, check) {
