@@ -3,6 +3,7 @@ package db
 import (
 	"context"
 	"fmt"
+	"math"
 	"slices"
 	"strings"
 	"time"
@@ -112,9 +113,9 @@ func (s *Store) Runs(ctx context.Context, f RunFilter) (runs []RunSummary, next 
 			// Nothing in the query can be a word: nothing can match it.
 			return nil, 0, nil
 		}
-		before := "runs_fts.rowid < ?"
-		if f.Before <= 0 {
-			before = "?"
+		before := f.Before
+		if before <= 0 {
+			before = math.MaxInt64
 		}
 		// CROSS JOIN keeps FTS5 in the outer loop: it yields matches newest
 		// first, so the LIMIT stops it early.
@@ -124,14 +125,19 @@ func (s *Store) Runs(ctx context.Context, f RunFilter) (runs []RunSummary, next 
 	snippet(runs_fts, 2, '` + markOpen + `', '` + markClose + `', '` + ellipsis + `', 24),
 	snippet(runs_fts, 3, '` + markOpen + `', '` + markClose + `', '` + ellipsis + `', 16)
 FROM runs_fts CROSS JOIN runs r ON r.id = runs_fts.rowid
-WHERE runs_fts MATCH ? AND ` + before + ` AND ` + strings.Join(where, " AND ") + `
+WHERE runs_fts MATCH ? AND runs_fts.rowid < ? AND ` + strings.Join(where, " AND ") + `
 ORDER BY runs_fts.rowid DESC LIMIT ?`
-		args = append([]any{match, f.Before}, args...)
+		args = append([]any{match, before}, args...)
 	} else {
 		if f.Before > 0 {
 			where, args = append(where, "r.id < ?"), append(args, f.Before)
 		}
-		q = `SELECT ` + summaryColumns + ` FROM runs r WHERE ` + strings.Join(where, " AND ") + ` ORDER BY r.id DESC LIMIT ?`
+		// The page's ids first, from the indexes alone where they can; the
+		// summary columns sit at the end of wide rows, so only read them
+		// for the rows shown.
+		q = `SELECT ` + summaryColumns + ` FROM runs r WHERE r.id IN (
+	SELECT r.id FROM runs r WHERE ` + strings.Join(where, " AND ") + ` ORDER BY r.id DESC LIMIT ?
+) ORDER BY r.id DESC`
 	}
 	args = append(args, limit+1)
 

@@ -96,6 +96,9 @@ func (s *Store) CheckpointRun(ctx context.Context, id int64, rawRequest, result 
 // for the history list and search.
 func (s *Store) FinishRun(ctx context.Context, id int64, status, rawRequest, result string, events []byte, at time.Time) error {
 	o := resultText(result)
+	if events == nil {
+		events = []byte{} // nil would be NULL, which the column refuses
+	}
 	err := s.tx(ctx, func(tx *sql.Tx) error {
 		res, err := tx.ExecContext(ctx, `
 UPDATE runs SET status = ?, raw_request = ?, result = ?, events = ?, finished_at = ? WHERE id = ?`,

@@ -357,14 +357,16 @@ func TestARunNobodyListensToIsCancelled(t *testing.T) {
 }
 
 func TestAListenerThatLeavesAndComesBackKeepsTheRun(t *testing.T) {
-	f := newFixture(t, runner.Options{IdleGrace: 2 * time.Second})
-	client := simClient(t, sim.Options{TokensPerSecond: 300})
-	run := f.start(t, client, chatSpec(`{"model":"sim-fast","messages":[{"role":"user","content":"Bridges"}],"max_completion_tokens":90}`))
+	// The stream lasts about 1.5 s, five times the idle grace: had the
+	// return not stopped the idle timer, the run would end cancelled.
+	f := newFixture(t, runner.Options{IdleGrace: 300 * time.Millisecond})
+	client := simClient(t, sim.Options{TokensPerSecond: 100})
+	run := f.start(t, client, chatSpec(`{"model":"sim-fast","messages":[{"role":"user","content":"Bridges"}],"min_completion_tokens":150,"max_completion_tokens":150}`))
 	leave := run.Subscribe()
 	waitFrame(t, run, "delta")
 	leave()
-	time.Sleep(20 * time.Millisecond)
-	frames := listen(t, run, 0) // back within the grace
+	time.Sleep(100 * time.Millisecond)
+	frames := listen(t, run, 0) // back within the grace, and staying
 	if last := frames[len(frames)-1]; !strings.Contains(last.data, `"status":"done"`) {
 		t.Errorf("run ended %s, want done", last.data)
 	}
@@ -459,6 +461,9 @@ func TestNetworkFailureAndTimeoutAreStoredAsSuch(t *testing.T) {
 	deadURL := closed.URL
 	closed.Close()
 	silent := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		// Read the body first: only then does the server notice the client
+		// hanging up and end the request's context.
+		io.Copy(io.Discard, r.Body)
 		<-r.Context().Done() // never answers
 	}))
 	defer silent.Close()

@@ -23,7 +23,7 @@ import (
 )
 
 // newBrowser starts a headless Chromium for one test.
-func newBrowser(t *testing.T) context.Context {
+func newBrowser(t testing.TB) context.Context {
 	t.Helper()
 	var path string
 	for _, name := range []string{"chromium", "chromium-browser", "google-chrome"} {
@@ -57,7 +57,7 @@ func newBrowser(t *testing.T) context.Context {
 }
 
 // browserSignUp creates the first account through the sign-up form.
-func browserSignUp(t *testing.T, ctx context.Context, s *server, name string) {
+func browserSignUp(t testing.TB, ctx context.Context, s *server, name string) {
 	t.Helper()
 	err := chromedp.Do(ctx,
 		chromedp.Navigate(s.url+"/signup"),
@@ -73,7 +73,7 @@ func browserSignUp(t *testing.T, ctx context.Context, s *server, name string) {
 	}
 }
 
-func screenshot(t *testing.T, ctx context.Context, name string) string {
+func screenshot(t testing.TB, ctx context.Context, name string) string {
 	t.Helper()
 	png, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))
 	if err != nil {
@@ -117,7 +117,7 @@ func TestBrowserSignUpLandsOnPlayground(t *testing.T) {
 
 // waitRunDone waits until the page shows a finished run and returns its
 // status as the metrics bar shows it.
-func waitRunDone(t *testing.T, ctx context.Context) {
+func waitRunDone(t testing.TB, ctx context.Context) {
 	t.Helper()
 	_, err := chromedp.Run(ctx, chromedp.Poll[bool](`!document.getElementById("playground").classList.contains("running") && document.querySelector("#pg-metrics dl") !== null && document.getElementById("pg-run").disabled === false`, chromedp.WithPollingInterval(50*time.Millisecond)))
 	if err != nil {
@@ -126,7 +126,7 @@ func waitRunDone(t *testing.T, ctx context.Context) {
 }
 
 // lastRun loads the newest run of user from the database.
-func lastRun(t *testing.T, s *server, user int64) (db.Run, runResult) {
+func lastRun(t testing.TB, s *server, user int64) (db.Run, runResult) {
 	t.Helper()
 	var id int64
 	for i := int64(1); i < 1000; i++ {
@@ -162,17 +162,21 @@ type runResult struct {
 }
 
 // choose sets the provider and model pickers as a user would and waits
-// until the parameter panel has been rebuilt for them, so that later
-// actions do not touch controls that are being replaced.
+// until the page has settled (model list and parameter panel loaded for
+// them), so that later actions do not touch controls being replaced.
 func choose(provider, model string) chromedp.Action[chromedp.Void] {
 	p, _ := json.Marshal(provider)
 	m, _ := json.Marshal(model)
+	settled := func(cond string) chromedp.Action[chromedp.Void] {
+		return chromedp.Poll[chromedp.Void](`!document.getElementById("playground").dataset.busy && `+cond, chromedp.WithPollingInterval(20*time.Millisecond))
+	}
 	return func(ctx context.Context, tg *chromedp.Target) (chromedp.Void, error) {
 		err := chromedp.Do(ctx,
+			settled("true"),
 			chromedp.SetValue(chromedp.CSS("#pg-provider"), provider),
-			chromedp.Poll[chromedp.Void](`document.querySelector("#pg-panel .panel").dataset.provider === `+string(p), chromedp.WithPollingInterval(20*time.Millisecond)),
+			settled(`document.querySelector("#pg-panel .panel").dataset.provider === `+string(p)),
 			chromedp.SetValue(chromedp.CSS("#pg-model"), model),
-			chromedp.Poll[chromedp.Void](`document.querySelector("#pg-panel .panel").dataset.model === `+string(m)+` && document.querySelector("#pg-panel .panel").dataset.provider === `+string(p), chromedp.WithPollingInterval(20*time.Millisecond)),
+			settled(`document.querySelector("#pg-panel .panel").dataset.model === `+string(m)),
 		)
 		return chromedp.Void{}, err
 	}

@@ -28,6 +28,7 @@ import (
 	"knobs/config"
 	"knobs/db"
 	"knobs/handlers"
+	"knobs/llm"
 	"knobs/markdown"
 	"knobs/runner"
 	"knobs/vault"
@@ -56,6 +57,7 @@ type server struct {
 type serverSetup struct {
 	env    map[string]string // the environment config.Load reads
 	runner runner.Options
+	sim    llm.ProviderConfig // zero: the in-process simulator
 }
 
 // serverOption changes how newServer builds the app.
@@ -71,9 +73,15 @@ func withRunner(o runner.Options) serverOption {
 	return func(s *serverSetup) { s.runner = o }
 }
 
+// withSim points the "sim" provider at cfg, such as a simulator served by
+// httptest or one built with sim.NewConfig at another speed.
+func withSim(cfg llm.ProviderConfig) serverOption {
+	return func(s *serverSetup) { s.sim = cfg }
+}
+
 // newServer starts Knobs on 127.0.0.1:0 with a fresh database in
 // t.TempDir(); it stops when the test ends.
-func newServer(t *testing.T, opts ...serverOption) *server {
+func newServer(t testing.TB, opts ...serverOption) *server {
 	t.Helper()
 	setup := serverSetup{env: map[string]string{
 		"KNOBS_ADDR":   "127.0.0.1:0",
@@ -102,7 +110,7 @@ func newServer(t *testing.T, opts ...serverOption) *server {
 		setup.runner.Render = markdown.New().Render
 	}
 	runs := runner.New(store, log, setup.runner)
-	h := handlers.New(handlers.Options{Store: store, Box: box, Config: cfg, Log: log, Runner: runs, BcryptCost: bcrypt.MinCost})
+	h := handlers.New(handlers.Options{Store: store, Box: box, Config: cfg, Log: log, Runner: runs, BcryptCost: bcrypt.MinCost, Sim: setup.sim})
 	app := web.New(h, session.NewManager(cfg.Secret, cfg.SecureCookies), log)
 
 	ln, err := net.Listen("tcp", cfg.Addr)
@@ -148,7 +156,7 @@ func (b *logBuffer) String() string {
 }
 
 // userID looks up a user's id in the server's database.
-func (s *server) userID(t *testing.T, name string) int64 {
+func (s *server) userID(t testing.TB, name string) int64 {
 	t.Helper()
 	u, err := s.store.UserByName(context.Background(), name)
 	if err != nil {
@@ -159,21 +167,21 @@ func (s *server) userID(t *testing.T, name string) int64 {
 
 // client is one browser: a cookie jar, and the CSRF token of the last page.
 type client struct {
-	t    *testing.T
+	t    testing.TB
 	srv  *server
 	http *http.Client
 	csrf string
 }
 
 // newClient returns a client with an empty cookie jar.
-func (s *server) newClient(t *testing.T) *client {
+func (s *server) newClient(t testing.TB) *client {
 	return s.newClientFrom(t, "")
 }
 
 // newClientFrom returns a client whose connections come from the loopback
 // address ip (such as 127.0.0.2), so that it counts as another client
 // address; "" lets the system choose.
-func (s *server) newClientFrom(t *testing.T, ip string) *client {
+func (s *server) newClientFrom(t testing.TB, ip string) *client {
 	t.Helper()
 	jar, err := cookiejar.New(nil)
 	if err != nil {
@@ -378,7 +386,7 @@ func (c *client) logOut() *response {
 }
 
 // newTeam starts a server with an admin signed in, as "admin".
-func newTeam(t *testing.T, opts ...serverOption) (*server, *client) {
+func newTeam(t testing.TB, opts ...serverOption) (*server, *client) {
 	t.Helper()
 	srv := newServer(t, opts...)
 	admin := srv.newClient(t)
@@ -447,7 +455,7 @@ func errorText(r *response) string {
 }
 
 // wantPage fails the test unless r has status and every one of texts.
-func wantPage(t *testing.T, r *response, status int, texts ...string) {
+func wantPage(t testing.TB, r *response, status int, texts ...string) {
 	t.Helper()
 	if r.status != status {
 		t.Errorf("%s: status %d, want %d; page says: %s", r.path, r.status, status, errorText(r))
@@ -460,7 +468,7 @@ func wantPage(t *testing.T, r *response, status int, texts ...string) {
 }
 
 // wantRedirect fails the test unless r is a 303 to location.
-func wantRedirect(t *testing.T, r *response, location string) {
+func wantRedirect(t testing.TB, r *response, location string) {
 	t.Helper()
 	if r.status != http.StatusSeeOther || r.location != location {
 		t.Errorf("%s: got %d to %q, want 303 to %q; page says: %s", r.path, r.status, r.location, location, errorText(r))
@@ -469,7 +477,7 @@ func wantRedirect(t *testing.T, r *response, location string) {
 
 // canLogIn reports whether username can sign in with password, from a
 // fresh client so that the caller's session is untouched.
-func (s *server) canLogIn(t *testing.T, username, password string) bool {
+func (s *server) canLogIn(t testing.TB, username, password string) bool {
 	t.Helper()
 	r := s.newClient(t).logIn(username, password)
 	switch r.status {

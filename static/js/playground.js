@@ -179,8 +179,24 @@
     $$("[data-mode]", root).forEach((el) => (el.hidden = el.dataset.mode !== mode));
   }
 
+  // busy marks the page while the panel or the model list loads, so that
+  // scripts driving the page (and its tests) can wait for it to settle.
+  let busyCount = 0;
+  async function busy(work) {
+    root.dataset.busy = String(++busyCount);
+    try {
+      return await work();
+    } finally {
+      if (--busyCount === 0) delete root.dataset.busy;
+      else root.dataset.busy = String(busyCount);
+    }
+  }
+
   let panelSeq = 0;
-  async function reloadPanel() {
+  function reloadPanel() {
+    return busy(reloadPanelNow);
+  }
+  async function reloadPanelNow() {
     const seq = ++panelSeq;
     const q = new URLSearchParams({ provider: ui.provider.value, endpoint: endpoint(), model: ui.model.value });
     const res = await fetch("/playground/panel?" + q, { headers: { Accept: "text/html" } });
@@ -220,13 +236,15 @@
 
   const state = { models: {}, run: null, es: null, lastSpec: null, choices: [], frame: 0 };
 
-  ui.provider.addEventListener("change", async () => {
-    await loadModels();
-    const first = ui.models.querySelector("option");
-    if (first && !state.models[ui.model.value]) ui.model.value = first.value;
-    updateModelHint();
-    reloadPanel();
-  });
+  ui.provider.addEventListener("change", () =>
+    busy(async () => {
+      await loadModels();
+      const first = ui.models.querySelector("option");
+      if (first && !state.models[ui.model.value]) ui.model.value = first.value;
+      updateModelHint();
+      await reloadPanelNow();
+    }),
+  );
   ui.model.addEventListener("change", () => {
     updateModelHint();
     reloadPanel();
@@ -984,5 +1002,5 @@
   } catch {
     renderMessages([{ role: "user", content: "" }]);
   }
-  loadModels();
+  busy(loadModels);
 })();
