@@ -88,10 +88,6 @@ func (h *Handler) CreateRun(c *fiber.Ctx) error {
 		}
 		return fiber.NewError(fiber.StatusServiceUnavailable, "Knobs is shutting down; try again in a moment.")
 	}
-	// After the start, so the write does not delay the first token.
-	if err := h.store.SetPlaygroundState(ctx(c), u.ID, string(specJSON)); err != nil {
-		h.log.Error("saving playground state", "user", u.ID, "err", err)
-	}
 	return c.Status(fiber.StatusCreated).JSON(runCreated{ID: id, Events: "/runs/" + strconv.FormatInt(id, 10) + "/events"})
 }
 

@@ -120,11 +120,7 @@ func (run *Run) Status() string {
 
 // emit appends a frame; the caller holds run.mu.
 func (run *Run) emit(event string, data any) {
-	payload, err := json.Marshal(data)
-	if err != nil {
-		payload = []byte(`{}`)
-	}
-	run.add(frame(len(run.frames)+1, event, payload))
+	run.add(frame(len(run.frames)+1, event, marshal(data)))
 }
 
 // emitText appends a delta or reasoning frame; the caller holds run.mu.
@@ -268,17 +264,22 @@ func (run *Run) snapshot() (int, string) {
 	return len(run.frames), string(b)
 }
 
-// finish emits the closing frames and returns every frame joined, for
-// replay, and the final result as JSON.
-func (run *Run) finish(status string, upstreamErr *llm.Error, render func(string) string, body []byte) (events []byte, result string) {
+// finish builds the closing frames (the error, if any, then done) and
+// returns them, every frame of the run joined with them, for replay, and
+// the final result as JSON. The closing frames are not published yet:
+// publish does that once the run is stored, so that a listener who sees
+// done finds the run in history.
+func (run *Run) finish(status string, upstreamErr *llm.Error, render func(string) string, body []byte) (closing [][]byte, events []byte, result string) {
 	now := time.Now()
 	run.mu.Lock()
 	defer run.mu.Unlock()
 	run.syncText()
 	run.result.Metrics = run.metrics(now)
 	run.result.Error = upstreamErr
+	next := len(run.frames) + 1
 	if upstreamErr != nil {
-		run.emit("error", errorData{upstreamErr, upstreamErr.RetryAfter.Seconds()})
+		closing = append(closing, frame(next, "error", marshal(errorData{upstreamErr, upstreamErr.RetryAfter.Seconds()})))
+		next++
 	}
 	if len(run.result.Choices) == 0 {
 		run.result.choice(0)
@@ -293,15 +294,39 @@ func (run *Run) finish(status string, upstreamErr *llm.Error, render func(string
 			done.Checks = append(done.Checks, check)
 		}
 	}
-	run.emit("done", done)
+	closing = append(closing, frame(next, "done", marshal(done)))
+	b, _ := json.Marshal(run.result)
+	all := make([][]byte, 0, len(run.frames)+len(closing))
+	all = append(append(all, run.frames...), closing...)
+	return closing, bytes.Join(all, nil), string(b)
+}
+
+// publish sends the closing frames to the listeners and marks the run
+// finished.
+func (run *Run) publish(status string, closing [][]byte) {
+	run.mu.Lock()
+	defer run.mu.Unlock()
+	for _, f := range closing {
+		run.add(f)
+	}
 	run.status = status
 	run.finished = true
+	// Wake every listener, even one that took no channel since the last frame.
+	close(run.changed)
+	run.changed = make(chan struct{})
+	run.watched = false
 	if run.idle != nil {
 		run.idle.Stop()
 		run.idle = nil
 	}
-	b, _ := json.Marshal(run.result)
-	return bytes.Join(run.frames, nil), string(b)
+}
+
+func marshal(v any) []byte {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return []byte(`{}`)
+	}
+	return b
 }
 
 func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }

@@ -199,7 +199,7 @@ func (r *Runner) drive(ctx context.Context, run *Run, s Streamer, spec llm.RunSp
 	case upstreamErr != nil:
 		status = db.RunError
 	}
-	events, result := run.finish(status, upstreamErr, r.opts.Render, spec.Body)
+	closing, events, result := run.finish(status, upstreamErr, r.opts.Render, spec.Body)
 	raw, _ := json.Marshal(run.request())
 	// The run's own context is cancelled by now: save with a fresh one.
 	saveCtx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
@@ -210,6 +210,7 @@ func (r *Runner) drive(ctx context.Context, run *Run, s Streamer, spec llm.RunSp
 	if err := r.store.SetRunRawResponse(saveCtx, run.ID, st.RawResponse()); err != nil {
 		r.log.Error("storing the raw response", "run", run.ID, "err", err)
 	}
+	run.publish(status, closing)
 	run.cancel(nil) // release the context's resources
 }
 

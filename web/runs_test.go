@@ -139,10 +139,18 @@ func TestRunOverHTTPStreamsAndReplays(t *testing.T) {
 	if !raw.has(`"object":"chat.completion.chunk"`) || !raw.has("data: [DONE]") {
 		t.Errorf("raw response = %.200q, want the upstream's SSE", raw.body)
 	}
-	// The playground remembers the spec for the next visit.
-	page := admin.open("/")
-	if !page.has("Tell me about glaciers") {
-		t.Error("the playground does not hold the spec of the last run")
+	// The page keeps its spec on the server (it posts it as it changes),
+	// so a reload or another browser finds it.
+	saved := admin.post("/playground/state", "application/json", strings.NewReader(simRun), http.Header{"X-Csrf-Token": {admin.token()}})
+	if saved.status != http.StatusNoContent {
+		t.Fatalf("saving the playground state answered %d %s", saved.status, saved.body)
+	}
+	if page := admin.open("/"); !page.has("Tell me about glaciers") {
+		t.Error("the playground does not hold the spec it saved")
+	}
+	bad := admin.post("/playground/state", "application/json", strings.NewReader(`{"provider":"nope","endpoint":"chat","body":{}}`), http.Header{"X-Csrf-Token": {admin.token()}})
+	if bad.status != http.StatusUnprocessableEntity {
+		t.Errorf("an unknown provider was saved as playground state: %d", bad.status)
 	}
 }
 

@@ -10,6 +10,7 @@ import (
 	"bytes"
 	"fmt"
 	"log/slog"
+	"runtime"
 	"runtime/debug"
 	"time"
 
@@ -74,6 +75,11 @@ func write(w *bufio.Writer, src Source, sent int, pingEvery time.Duration) {
 		}
 		select {
 		case <-more:
+			// Let the producer add what it has ready before this stream
+			// writes: at thousands of tokens per second this turns many
+			// one-frame writes into few larger ones, at no cost in latency
+			// (a yield, not a timer).
+			runtime.Gosched()
 		case <-ping.C:
 			if _, err := w.WriteString(": ping\n\n"); err != nil || w.Flush() != nil {
 				return
