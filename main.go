@@ -20,6 +20,7 @@ import (
 	"knobs/db"
 	"knobs/handlers"
 	"knobs/markdown"
+	"knobs/retention"
 	"knobs/runner"
 	"knobs/vault"
 	"knobs/web"
@@ -80,6 +81,18 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 	} else if n > 0 {
 		log.Warn("runs left running by the last process are marked interrupted, with their partial output", "runs", n)
 	}
+
+	// Runs past the retention period go at start and then hourly. The loop
+	// starts after interrupted runs are marked, so that it purges them too,
+	// and ends before the store closes, whichever way run returns.
+	purgeCtx, stopPurge := context.WithCancel(ctx)
+	purged := make(chan struct{})
+	go func() {
+		defer close(purged)
+		purgeExpiredRuns(purgeCtx, store, log, time.Hour)
+	}()
+	defer func() { stopPurge(); <-purged }()
+
 	md := markdown.New()
 	runs := runner.New(store, log, runner.Options{Render: md.Render})
 	h := handlers.New(handlers.Options{Store: store, Box: box, Config: cfg, Log: log, Runner: runs})
@@ -110,6 +123,23 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 		return fmt.Errorf("shutdown: %w", err)
 	}
 	return <-served
+}
+
+// purgeExpiredRuns deletes the runs past the retention period at once and
+// then every interval, until ctx ends.
+func purgeExpiredRuns(ctx context.Context, store *db.Store, log *slog.Logger, every time.Duration) {
+	tick := time.NewTicker(every)
+	defer tick.Stop()
+	for {
+		if _, err := retention.PurgeExpired(ctx, store, time.Now(), log); err != nil && ctx.Err() == nil {
+			log.Error("purging runs past the retention period", "err", err)
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
+	}
 }
 
 func newSecret() string {

@@ -117,6 +117,74 @@ CREATE TRIGGER runs_forget AFTER DELETE ON runs BEGIN
 	DELETE FROM shares WHERE kind = 'run' AND target_id = old.id;
 END;
 `,
+	// 5: presets and their versions, a default preset per user, preset
+	// share links, and the variable values a run was made with. The
+	// shares table is rebuilt, as SQLite cannot change a CHECK in place;
+	// runs_forget names shares, so it is dropped first and made again.
+	// presets.id is AUTOINCREMENT so that runs.preset_id of a removed
+	// preset never comes to mean another one.
+	`
+CREATE TABLE presets (
+	id           INTEGER PRIMARY KEY AUTOINCREMENT,
+	owner_id     INTEGER NOT NULL REFERENCES users (id) ON DELETE CASCADE,
+	name         TEXT NOT NULL CHECK (length(name) BETWEEN 1 AND 100),
+	description  TEXT NOT NULL DEFAULT '',
+	tags         TEXT NOT NULL DEFAULT '',
+	visibility   TEXT NOT NULL CHECK (visibility IN ('private', 'team')),
+	spec         TEXT NOT NULL,
+	variables    TEXT NOT NULL DEFAULT '{}',
+	version      INTEGER NOT NULL,
+	created_at   INTEGER NOT NULL,
+	updated_at   INTEGER NOT NULL,
+	last_used_at INTEGER
+);
+CREATE INDEX presets_owner ON presets (owner_id);
+CREATE INDEX presets_team ON presets (visibility) WHERE visibility = 'team';
+CREATE TABLE preset_versions (
+	preset_id   INTEGER NOT NULL REFERENCES presets (id) ON DELETE CASCADE,
+	version     INTEGER NOT NULL,
+	name        TEXT NOT NULL,
+	description TEXT NOT NULL,
+	tags        TEXT NOT NULL,
+	spec        TEXT NOT NULL,
+	variables   TEXT NOT NULL,
+	saved_at    INTEGER NOT NULL,
+	saved_by    INTEGER REFERENCES users (id) ON DELETE SET NULL,
+	PRIMARY KEY (preset_id, version)
+) WITHOUT ROWID;
+CREATE TABLE user_defaults (
+	user_id   INTEGER PRIMARY KEY REFERENCES users (id) ON DELETE CASCADE,
+	preset_id INTEGER NOT NULL REFERENCES presets (id) ON DELETE CASCADE
+);
+CREATE INDEX user_defaults_preset ON user_defaults (preset_id);
+ALTER TABLE runs ADD COLUMN variables TEXT NOT NULL DEFAULT '';
+
+DROP TRIGGER runs_forget;
+CREATE TABLE shares_new (
+	id         INTEGER PRIMARY KEY,
+	token      TEXT NOT NULL UNIQUE,
+	kind       TEXT NOT NULL CHECK (kind IN ('run', 'group', 'preset')),
+	target_id  INTEGER NOT NULL,
+	owner_id   INTEGER NOT NULL REFERENCES users (id) ON DELETE CASCADE,
+	audience   TEXT NOT NULL CHECK (audience IN ('team', 'public')),
+	created_at INTEGER NOT NULL,
+	revoked_at INTEGER
+);
+INSERT INTO shares_new (id, token, kind, target_id, owner_id, audience, created_at, revoked_at)
+	SELECT id, token, kind, target_id, owner_id, audience, created_at, revoked_at FROM shares;
+DROP TABLE shares;
+ALTER TABLE shares_new RENAME TO shares;
+CREATE INDEX shares_target ON shares (kind, target_id);
+CREATE TRIGGER runs_forget AFTER DELETE ON runs BEGIN
+	DELETE FROM runs_fts WHERE rowid = old.id;
+	DELETE FROM shares WHERE kind = 'run' AND target_id = old.id;
+END;
+-- However a preset goes (removed, its owner removed), its share links
+-- stop working; its versions and the defaults naming it go by cascade.
+CREATE TRIGGER presets_forget AFTER DELETE ON presets BEGIN
+	DELETE FROM shares WHERE kind = 'preset' AND target_id = old.id;
+END;
+`,
 }
 
 // afterMigration holds the steps, in Go, that complete a migration in

@@ -38,6 +38,9 @@ type Run struct {
 	Note     string
 	PresetID int64 // 0 when the run was not made from a preset
 	GroupID  int64 // 0 when the run is not part of a comparison
+	// Variables is the JSON object of the values filled into the
+	// placeholders of Spec, which keeps the template; "" when none.
+	Variables string
 }
 
 // nullID stores 0 as NULL.
@@ -55,10 +58,10 @@ func (s *Store) CreateRun(ctx context.Context, r Run) (int64, error) {
 	var id int64
 	err := s.tx(ctx, func(tx *sql.Tx) error {
 		err := tx.QueryRowContext(ctx, `
-INSERT INTO runs (user_id, provider, endpoint, model, spec, status, created_at, preset_id, group_id, prompt_line)
-VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id`,
+INSERT INTO runs (user_id, provider, endpoint, model, spec, status, created_at, preset_id, group_id, prompt_line, variables)
+VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id`,
 			r.UserID, r.Provider, r.Endpoint, r.Model, r.Spec, RunRunning, r.CreatedAt.UnixMilli(),
-			nullID(r.PresetID), nullID(r.GroupID), p.PromptLine).Scan(&id)
+			nullID(r.PresetID), nullID(r.GroupID), p.PromptLine, r.Variables).Scan(&id)
 		if err != nil {
 			return err
 		}
@@ -155,13 +158,13 @@ func (s *Store) InterruptRuns(ctx context.Context) (int64, error) {
 }
 
 const runColumns = `id, user_id, provider, endpoint, model, spec, status, created_at, ifnull(finished_at, 0), raw_request, result,
-	starred, note, ifnull(preset_id, 0), ifnull(group_id, 0)`
+	starred, note, ifnull(preset_id, 0), ifnull(group_id, 0), variables`
 
 func scanRun(row interface{ Scan(...any) error }, more ...any) (Run, error) {
 	var r Run
 	var created, finished int64
 	err := row.Scan(append([]any{&r.ID, &r.UserID, &r.Provider, &r.Endpoint, &r.Model, &r.Spec, &r.Status, &created, &finished, &r.RawRequest, &r.Result,
-		&r.Starred, &r.Note, &r.PresetID, &r.GroupID}, more...)...)
+		&r.Starred, &r.Note, &r.PresetID, &r.GroupID, &r.Variables}, more...)...)
 	r.CreatedAt = time.UnixMilli(created)
 	if finished != 0 {
 		r.FinishedAt = time.UnixMilli(finished)

@@ -10,8 +10,9 @@ import (
 
 // Share kinds: what a share link shows.
 const (
-	ShareRun   = "run"
-	ShareGroup = "group" // a comparison: the runs with that group_id
+	ShareRun    = "run"
+	ShareGroup  = "group"  // a comparison: the runs with that group_id
+	SharePreset = "preset" // a preset, opened read-only
 )
 
 // Share audiences: who may open a share link.
@@ -20,11 +21,11 @@ const (
 	SharePublic = "public" // anyone with the link
 )
 
-// Share is a read-only link to a run (or, later, a comparison group).
+// Share is a read-only link to a run, a comparison group or a preset.
 type Share struct {
 	ID        int64
 	Token     string // 128-bit random, URL-safe (NewToken)
-	Kind      string // ShareRun or ShareGroup
+	Kind      string // ShareRun, ShareGroup or SharePreset
 	TargetID  int64
 	OwnerID   int64
 	Audience  string // ShareTeam or SharePublic
@@ -52,7 +53,7 @@ func scanShare(row interface{ Scan(...any) error }) (Share, error) {
 // target is not owner's. The token is stored as is, since the owner sees
 // the link again in the list of shares.
 func (s *Store) CreateShare(ctx context.Context, owner int64, kind string, target int64, audience string) (Share, error) {
-	if kind != ShareRun && kind != ShareGroup {
+	if kind != ShareRun && kind != ShareGroup && kind != SharePreset {
 		return Share{}, fmt.Errorf("db: unknown share kind %q", kind)
 	}
 	if audience != ShareTeam && audience != SharePublic {
@@ -60,8 +61,12 @@ func (s *Store) CreateShare(ctx context.Context, owner int64, kind string, targe
 	}
 	sh := Share{Token: NewToken(), Kind: kind, TargetID: target, OwnerID: owner, Audience: audience, CreatedAt: time.Now()}
 	owns := `SELECT count(*) FROM runs WHERE id = ? AND user_id = ?`
-	if kind == ShareGroup {
+	switch kind {
+	case ShareGroup:
 		owns = `SELECT count(*) FROM (SELECT 1 FROM runs WHERE group_id = ? AND user_id = ? LIMIT 1)`
+	case SharePreset:
+		// Only the owner shares a preset, even a team one an admin may edit.
+		owns = `SELECT count(*) FROM presets WHERE id = ? AND owner_id = ?`
 	}
 	err := s.tx(ctx, func(tx *sql.Tx) error {
 		var n int
@@ -135,4 +140,27 @@ func (s *Store) SharedRun(ctx context.Context, token string) (Run, Share, error)
 		return Run{}, Share{}, ErrNotFound
 	}
 	return runs[0], sh, nil
+}
+
+// SharedPreset loads the preset an active preset share link points to,
+// with the share (whose Audience the caller enforces). ErrNotFound for an
+// unknown or revoked token, or a preset gone since.
+func (s *Store) SharedPreset(ctx context.Context, token string) (Preset, Share, error) {
+	sh, err := scanShare(s.r.QueryRowContext(ctx,
+		`SELECT `+shareColumns+` FROM shares WHERE token = ? AND kind = ? AND revoked_at IS NULL`, token, SharePreset))
+	if errors.Is(err, sql.ErrNoRows) {
+		return Preset{}, Share{}, ErrNotFound
+	}
+	if err != nil {
+		return Preset{}, Share{}, fmt.Errorf("db: unable to load a share: %w", err)
+	}
+	p, err := scanPreset(s.r.QueryRowContext(ctx, `SELECT `+presetColumns+` FROM presets p JOIN users u ON u.id = p.owner_id
+WHERE p.id = ? AND p.owner_id = ?`, sh.TargetID, sh.OwnerID))
+	if errors.Is(err, sql.ErrNoRows) {
+		return Preset{}, Share{}, ErrNotFound
+	}
+	if err != nil {
+		return Preset{}, Share{}, fmt.Errorf("db: unable to load shared preset %d: %w", sh.TargetID, err)
+	}
+	return p, sh, nil
 }

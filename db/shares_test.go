@@ -93,7 +93,7 @@ func TestShares(t *testing.T) {
 	if _, err := s.CreateShare(ctx, alice, db.ShareRun, run, "everyone"); err == nil || errors.Is(err, db.ErrNotFound) {
 		t.Errorf("an unknown audience: %v", err)
 	}
-	if _, err := s.CreateShare(ctx, alice, "preset", run, db.ShareTeam); err == nil || errors.Is(err, db.ErrNotFound) {
+	if _, err := s.CreateShare(ctx, alice, "snapshot", run, db.ShareTeam); err == nil || errors.Is(err, db.ErrNotFound) {
 		t.Errorf("an unknown kind: %v", err)
 	}
 	if _, err := s.CreateShare(ctx, alice, db.ShareRun, 9999, db.ShareTeam); !errors.Is(err, db.ErrNotFound) {

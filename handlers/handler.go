@@ -18,6 +18,7 @@ import (
 	"knobs/db"
 	"knobs/llm"
 	"knobs/llm/sim"
+	"knobs/markdown"
 	"knobs/runner"
 	"knobs/vault"
 	"knobs/views"
@@ -34,6 +35,7 @@ type Handler struct {
 	bcryptCost int
 	dummyHash  []byte // see Login
 	runner     *runner.Runner
+	md         *markdown.Renderer
 	clients    clients
 	simConfig  llm.ProviderConfig
 }
@@ -51,6 +53,8 @@ type Options struct {
 	Runner *runner.Runner
 	// Sim is the simulator provider's config; zero means the in-process one.
 	Sim llm.ProviderConfig
+	// Markdown renders stored answers; nil means a new renderer.
+	Markdown *markdown.Renderer
 }
 
 // New builds the Handler.
@@ -69,7 +73,12 @@ func New(o Options) *Handler {
 	if simCfg.Dialect == "" {
 		simCfg = sim.Config()
 	}
+	md := o.Markdown
+	if md == nil {
+		md = markdown.New()
+	}
 	return &Handler{
+		md:         md,
 		runner:     o.Runner,
 		simConfig:  simCfg,
 		store:      o.Store,

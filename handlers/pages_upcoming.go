@@ -24,15 +24,6 @@ func (h *Handler) ShowPresetsPage(c *fiber.Ctx) error {
 	})
 }
 
-// ShowHistoryPage says what the history page will hold.
-func (h *Handler) ShowHistoryPage(c *fiber.Ctx) error {
-	return h.upcoming(c, "History", "history", []string{
-		"Every run kept: request, output, reasoning, tool calls and metrics.",
-		"Full-text search, filters, stars and notes.",
-		"Compare two runs word by word, replay one, or share it read-only.",
-	})
-}
-
 func (h *Handler) upcoming(c *fiber.Ctx, title, nav string, lines []string) error {
 	return Render(c, fiber.StatusOK, views.UpcomingPage(views.Upcoming{Page: h.page(c, title, nav), Heading: title, Lines: lines}))
 }

@@ -37,12 +37,25 @@ func (h *Handler) CreateRun(c *fiber.Ctx) error {
 	if err != nil {
 		return c.Status(fiber.StatusBadRequest).JSON(fiber.Map{"error": err.Error()})
 	}
-	fields := map[string]string{}
-	p, err := h.findProvider(ctx(c), spec.Provider)
+	id, fields, err := h.startRun(c.UserContext(), u.ID, spec)
+	if err != nil {
+		return err
+	}
+	if len(fields) > 0 {
+		return c.Status(fiber.StatusUnprocessableEntity).JSON(invalidRun{Error: "Nothing was sent: fix the fields marked.", Fields: fields})
+	}
+	return c.Status(fiber.StatusCreated).JSON(runCreated{ID: id, Events: "/runs/" + strconv.FormatInt(id, 10) + "/events"})
+}
+
+// startRun validates spec for user, stores it as a run and starts it. Field
+// errors come back in fields, with nothing sent or stored.
+func (h *Handler) startRun(ctx context.Context, user int64, spec llm.RunSpec) (id int64, fields map[string]string, err error) {
+	fields = map[string]string{}
+	p, err := h.findProvider(ctx, spec.Provider)
 	if errors.Is(err, errNoProvider) {
 		fields["provider"] = "There is no provider " + strconv.Quote(spec.Provider) + "."
 	} else if err != nil {
-		return err
+		return 0, nil, err
 	}
 	if !spec.Endpoint.Valid() {
 		fields["endpoint"] = `Choose the endpoint "chat" or "completion".`
@@ -56,39 +69,39 @@ func (h *Handler) CreateRun(c *fiber.Ctx) error {
 	}
 	var client *llm.Client
 	if len(fields) == 0 {
-		client, err = h.client(ctx(c), u.ID, p)
+		client, err = h.client(ctx, user, p)
 		switch {
 		case errors.Is(err, errNoKey):
 			fields["provider"] = "There is no API key for " + p.Name + ". Add yours in Settings, or ask an admin for a team key."
 		case errors.Is(err, vault.ErrOpen):
 			fields["provider"] = "The stored " + p.Name + " key cannot be read (was KNOBS_SECRET changed?). Save it again in Settings."
 		case err != nil:
-			return err
+			return 0, nil, err
 		}
 	}
 	if len(fields) > 0 {
-		return c.Status(fiber.StatusUnprocessableEntity).JSON(invalidRun{Error: "Nothing was sent: fix the fields marked.", Fields: fields})
+		return 0, fields, nil
 	}
 
 	specJSON, err := json.Marshal(spec)
 	if err != nil {
-		return err
+		return 0, nil, err
 	}
-	id, err := h.store.CreateRun(ctx(c), db.Run{
-		UserID: u.ID, Provider: p.ID, Endpoint: string(spec.Endpoint), Model: spec.Model(),
+	id, err = h.store.CreateRun(ctx, db.Run{
+		UserID: user, Provider: p.ID, Endpoint: string(spec.Endpoint), Model: spec.Model(),
 		Spec: string(specJSON), CreatedAt: time.Now(),
 	})
 	if err != nil {
-		return err
+		return 0, nil, err
 	}
-	if _, err := h.runner.Start(id, u.ID, client, spec, model); err != nil {
+	if _, err := h.runner.Start(id, user, client, spec, model); err != nil {
 		// Shutting down: the row must not stay "running" until the next start.
 		if ferr := h.store.FinishRun(context.Background(), id, db.RunInterrupted, "", "{}", nil, time.Now()); ferr != nil {
 			h.log.Error("storing a run that could not start", "run", id, "err", ferr)
 		}
-		return fiber.NewError(fiber.StatusServiceUnavailable, "Knobs is shutting down; try again in a moment.")
+		return 0, nil, fiber.NewError(fiber.StatusServiceUnavailable, "Knobs is shutting down; try again in a moment.")
 	}
-	return c.Status(fiber.StatusCreated).JSON(runCreated{ID: id, Events: "/runs/" + strconv.FormatInt(id, 10) + "/events"})
+	return id, nil, nil
 }
 
 // readSpec reads a RunSpec from a JSON body or from form fields.

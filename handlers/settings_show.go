@@ -6,6 +6,7 @@ import (
 	"github.com/gofiber/fiber/v2"
 
 	"knobs/db"
+	"knobs/retention"
 	"knobs/views"
 )
 
@@ -112,6 +113,14 @@ func (h *Handler) adminView(c *fiber.Ctx, refs []Provider, teamBy map[string]db.
 	}
 	if a.SignUpMode, err = h.store.Setting(ctx(c), db.SettingSignUpMode); err != nil {
 		return nil, err
+	}
+	kept, err := h.store.Setting(ctx(c), db.SettingRetentionDays)
+	if err != nil {
+		return nil, err
+	}
+	days, _ := retention.ParseDays(kept) // a broken value deletes nothing: forever
+	for _, d := range retention.Choices {
+		a.Retention = append(a.Retention, views.RetentionOption{Days: d, Selected: d == days})
 	}
 	users, err := h.store.Users(ctx(c))
 	if err != nil {

@@ -20,7 +20,11 @@ func frame(id int, event string, payload []byte) []byte {
 // every token, without reflection: the data is what json.Marshal writes
 // for textData{choice, text}.
 func textFrame(id int, event string, choice int, text string) []byte {
-	b := make([]byte, 0, len(text)+len(event)+64)
+	return appendTextFrame(make([]byte, 0, len(text)+len(event)+64), id, event, choice, text)
+}
+
+// appendTextFrame appends textFrame's bytes to b.
+func appendTextFrame(b []byte, id int, event string, choice int, text string) []byte {
 	b = appendHead(b, id, event)
 	b = append(b, `{"choice":`...)
 	b = strconv.AppendInt(b, int64(choice), 10)

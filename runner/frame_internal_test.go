@@ -32,3 +32,33 @@ func FuzzTextFrame(f *testing.F) {
 		}
 	})
 }
+
+// Frames cut from the shared block are the frames textFrame builds, stay
+// unchanged as later frames are added, and cannot be appended into.
+func TestEmitTextSharesBlocksSafely(t *testing.T) {
+	run := &Run{changed: make(chan struct{})}
+	var want [][]byte
+	for i := range 5000 {
+		text := "tok"
+		switch i % 7 {
+		case 3:
+			text = string(make([]byte, 600)) // NULs: 6 bytes each escaped, outgrows the reserve
+		case 5:
+			text = string(make([]byte, 40<<10)) // larger than a block
+		}
+		event := "delta"
+		if i%2 == 1 {
+			event = "reasoning"
+		}
+		run.emitText(event, i%3, text)
+		want = append(want, textFrame(i+1, event, i%3, text))
+	}
+	for i, f := range run.frames {
+		if string(f) != string(want[i]) {
+			t.Fatalf("frame %d changed:\n got %.80q\nwant %.80q", i, f, want[i])
+		}
+		if cap(f) != len(f) {
+			t.Fatalf("frame %d has room to grow into its neighbour: len %d cap %d", i, len(f), cap(f))
+		}
+	}
+}

@@ -31,6 +31,7 @@ type Run struct {
 	result     Result
 	texts      []*choiceText // the text of each choice so far; see choiceText
 	raw        llm.RawRequest
+	slab       []byte // where text frames are cut from; see emitText
 	firstToken time.Time
 	lastToken  time.Time
 	chunks     int
@@ -123,9 +124,27 @@ func (run *Run) emit(event string, data any) {
 	run.add(frame(len(run.frames)+1, event, marshal(data)))
 }
 
+// frameSlab is the size of the blocks text frames are cut from.
+const frameSlab = 32 << 10
+
 // emitText appends a delta or reasoning frame; the caller holds run.mu.
+//
+// A token's frame is small (about 60 bytes) and there is one per token:
+// allocating each on its own was one of the few allocations left per
+// token. Frames are instead cut one after the other from a shared block.
+// That is safe because a frame is never written once added, and each is
+// cut with its capacity at its end, so no append can reach its neighbour.
+// The block lives as long as its frames, which the run keeps anyway.
 func (run *Run) emitText(event string, choice int, text string) {
-	run.add(textFrame(len(run.frames)+1, event, choice, text))
+	start := len(run.slab)
+	if cap(run.slab)-start < len(text)+len(event)+64 {
+		run.slab = make([]byte, 0, max(frameSlab, len(text)+len(event)+64))
+		start = 0
+	}
+	// An escape-heavy text may still outgrow the block: append then
+	// moves it, and the frames cut before keep the old one.
+	run.slab = appendTextFrame(run.slab, len(run.frames)+1, event, choice, text)
+	run.add(run.slab[start:len(run.slab):len(run.slab)])
 }
 
 // add appends frame f and wakes the listeners waiting for one; the caller
@@ -172,9 +191,10 @@ type (
 	}
 )
 
-// apply folds one provider event into the result and emits its frame.
-func (run *Run) apply(ev llm.Event) {
-	now := time.Now()
+// apply folds one provider event, read at now, into the result and emits
+// its frame. The caller passes now because it needs the time as well
+// (metrics cadence): one clock read per event.
+func (run *Run) apply(ev llm.Event, now time.Time) {
 	run.mu.Lock()
 	defer run.mu.Unlock()
 	switch ev.Kind {

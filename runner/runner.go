@@ -179,8 +179,9 @@ func (r *Runner) drive(ctx context.Context, run *Run, s Streamer, spec llm.RunSp
 	run.setRequest(st.Request())
 	var lastMetrics time.Time
 	for st.Next() {
-		run.apply(st.Event())
-		if now := time.Now(); now.Sub(lastMetrics) >= r.opts.MetricsEvery {
+		now := time.Now()
+		run.apply(st.Event(), now)
+		if now.Sub(lastMetrics) >= r.opts.MetricsEvery {
 			lastMetrics = now
 			run.emitMetrics(now)
 		}

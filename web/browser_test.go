@@ -332,3 +332,50 @@ func TestBrowserOutOfRangeTemperatureIsRefusedBesideTheField(t *testing.T) {
 		t.Error("a run was stored although the temperature was refused")
 	}
 }
+
+func TestBrowserHistoryFindsAndOpensARun(t *testing.T) {
+	s := newServer(t)
+	ctx := newBrowser(t)
+	browserSignUp(t, ctx, s, "ada")
+	err := chromedp.Do(ctx,
+		choose("sim", "sim-fast"),
+		setMessage("Write about the migration of arctic terns."),
+		chromedp.Click(chromedp.CSS("#pg-run")),
+	)
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitRunDone(t, ctx)
+	err = chromedp.Do(ctx,
+		chromedp.Navigate(s.url+"/history"),
+		chromedp.WaitVisible(chromedp.CSS("#h-q")),
+		chromedp.SendKeys(chromedp.CSS("#h-q"), "terns"),
+		chromedp.Submit(chromedp.CSS("#h-q")),
+		chromedp.WaitVisible(chromedp.CSS("table.runs mark")),
+	)
+	if err != nil {
+		t.Fatalf("searching history: %v", err)
+	}
+	mark, err := chromedp.Run(ctx, chromedp.Text(chromedp.CSS("table.runs mark")))
+	if err != nil || !strings.EqualFold(mark, "terns") {
+		t.Errorf("highlighted %q (%v), want terns", mark, err)
+	}
+	screenshot(t, ctx, "history.png")
+	err = chromedp.Do(ctx,
+		chromedp.Click(chromedp.CSS("table.runs td.texts a")),
+		chromedp.WaitVisible(chromedp.CSS(".run-page")),
+	)
+	if err != nil {
+		t.Fatalf("opening the run: %v", err)
+	}
+	body, err := chromedp.Run(ctx, chromedp.Text(chromedp.CSS(".run-page")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"arctic terns", "Knobs simulator", "First token", "done"} {
+		if !strings.Contains(body, want) {
+			t.Errorf("run page lacks %q", want)
+		}
+	}
+	screenshot(t, ctx, "run-page.png")
+}

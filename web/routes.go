@@ -27,6 +27,10 @@ func routes(app *fiber.App, h *handlers.Handler, sessions *session.Manager) {
 	app.Post("/signup", h.Signup)
 	app.Post("/logout", h.Logout)
 
+	// Share links: a public link opens for anyone, a team link for members.
+	app.Get("/s/:token", h.ShowSharedRun)
+	app.Post("/s/:token/open", h.OpenSharedRun)
+
 	// Everything below needs a signed-in user.
 	app.Use(h.RequireUser)
 
@@ -35,6 +39,14 @@ func routes(app *fiber.App, h *handlers.Handler, sessions *session.Manager) {
 	app.Get("/compare", h.ShowComparePage)
 	app.Get("/presets", h.ShowPresetsPage)
 	app.Get("/history", h.ShowHistoryPage)
+	app.Get("/runs/:id", h.ShowRunPage)
+	app.Post("/runs/:id/star", h.StarRun)
+	app.Post("/runs/:id/note", h.SaveRunNote)
+	app.Post("/runs/:id/delete", h.RemoveRun)
+	app.Post("/runs/:id/open", h.OpenRunInPlayground)
+	app.Post("/runs/:id/rerun", h.RerunRun)
+	app.Post("/runs/:id/shares", h.CreateRunShare)
+	app.Post("/shares/:id/revoke", h.RevokeShare)
 
 	// Playground.
 	app.Get("/playground/panel", h.ShowPanel)
@@ -47,6 +59,11 @@ func routes(app *fiber.App, h *handlers.Handler, sessions *session.Manager) {
 	app.Get("/runs/:id/events", h.RunEvents)
 	app.Post("/runs/:id/cancel", h.CancelRun)
 	app.Get("/runs/:id/raw", h.ShowRawResponse)
+
+	// History: compare, export.
+	app.Get("/history/compare", h.ShowRunComparePage)
+	app.Get("/history/export", h.ExportRuns)
+	app.Get("/runs/:id/events.txt", h.DownloadRunEvents)
 
 	// Settings: personal keys.
 	app.Get("/settings", h.ShowSettingsPage)
@@ -62,6 +79,7 @@ func routes(app *fiber.App, h *handlers.Handler, sessions *session.Manager) {
 	app.Post("/settings/invites", admin, h.CreateInvite)
 	app.Post("/settings/invites/:id/revoke", admin, h.RevokeInvite)
 	app.Post("/settings/signup-mode", admin, h.SetSignUpMode)
+	app.Post("/settings/retention", admin, h.SetRetention)
 	app.Post("/settings/members/:id/role", admin, h.SetMemberRole)
 	app.Post("/settings/members/:id/remove", admin, h.RemoveMember)
 

@@ -1,0 +1,172 @@
+package handlers
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/gofiber/fiber/v2"
+
+	"knobs/db"
+	"knobs/runner"
+)
+
+// maxExportIDs bounds the ids one export names; more is a selection no
+// page makes ("all" takes no ids).
+const maxExportIDs = 1000
+
+// exportTimeout bounds one export's reading of the database. The stream
+// writer outlives the request's handler, so it cannot use its context.
+const exportTimeout = 30 * time.Minute
+
+// exportedRun is one line of an export.
+type exportedRun struct {
+	ID         int64           `json:"id"`
+	CreatedAt  time.Time       `json:"created_at"`
+	FinishedAt *time.Time      `json:"finished_at"` // null while running
+	Provider   string          `json:"provider"`
+	Endpoint   string          `json:"endpoint"`
+	Model      string          `json:"model"`
+	Status     string          `json:"status"`
+	Request    json.RawMessage `json:"request"`     // the RunSpec
+	RawRequest json.RawMessage `json:"raw_request"` // as sent, key redacted; null before it was sent
+	Response   json.RawMessage `json:"response"`    // the runner's Result; null before the first checkpoint
+	Metrics    json.RawMessage `json:"metrics"`     // the Result's metrics
+	Note       string          `json:"note"`
+	Starred    bool            `json:"starred"`
+}
+
+// ExportRuns downloads the user's runs as JSON Lines, one exportedRun a
+// line, oldest first: those named by ids (?ids=1,2,3, or ids repeated), or
+// all of them when no id is given. Ids that are not the user's are
+// skipped, so that a selection made before some runs were deleted still
+// exports the rest; when none of the ids is the user's the answer is 404,
+// as for one unknown run. Runs are read from the database a batch at a
+// time as the download is written.
+func (h *Handler) ExportRuns(c *fiber.Ctx) error {
+	u, _ := CurrentUser(c)
+	var ids []int64
+	for _, arg := range c.Context().QueryArgs().PeekMulti("ids") {
+		for _, s := range strings.Split(string(arg), ",") {
+			if s = strings.TrimSpace(s); s == "" {
+				continue
+			}
+			id, err := strconv.ParseInt(s, 10, 64)
+			if err != nil || id <= 0 {
+				return fiber.NewError(fiber.StatusBadRequest, "Run ids are whole numbers, separated by commas.")
+			}
+			ids = append(ids, id)
+		}
+	}
+	if len(ids) > maxExportIDs {
+		return fiber.NewError(fiber.StatusBadRequest, "Export at most "+strconv.Itoa(maxExportIDs)+" runs at once, or all of them.")
+	}
+	if ids != nil {
+		owned, err := h.ownsAny(ctx(c), u.ID, ids)
+		if err != nil {
+			return err
+		}
+		if !owned {
+			return fiber.NewError(fiber.StatusNotFound, "There is no such run.")
+		}
+	}
+
+	c.Set(fiber.HeaderContentType, "application/x-ndjson")
+	c.Set(fiber.HeaderContentDisposition, `attachment; filename="knobs-runs-`+time.Now().Format("20060102")+`.jsonl"`)
+	c.Set(fiber.HeaderCacheControl, "no-store")
+	store, log, user := h.store, h.log, u.ID // the ctx must not be touched inside the writer
+	c.Context().SetBodyStreamWriter(func(w *bufio.Writer) {
+		readCtx, cancel := context.WithTimeout(context.Background(), exportTimeout)
+		defer cancel()
+		enc := json.NewEncoder(w)
+		enc.SetEscapeHTML(false)
+		err := store.ExportRuns(readCtx, user, ids, func(r db.Run) error { return enc.Encode(exportLine(r)) })
+		if err == nil {
+			err = w.Flush()
+		}
+		if err != nil {
+			// Too late for an error status: the download ends short.
+			log.Error("export of runs ended early", "user", user, "err", err)
+		}
+	})
+	return nil
+}
+
+// ownsAny reports whether any of ids is one of user's runs.
+func (h *Handler) ownsAny(c context.Context, user int64, ids []int64) (bool, error) {
+	for _, id := range ids {
+		_, err := h.store.Run(c, user, id)
+		if err == nil {
+			return true, nil
+		}
+		if !errors.Is(err, db.ErrNotFound) {
+			return false, err
+		}
+	}
+	return false, nil
+}
+
+// exportLine is a stored run as one line of an export. The stored JSON is
+// copied as it is; what does not parse (nothing the runner writes) is null.
+func exportLine(r db.Run) exportedRun {
+	line := exportedRun{
+		ID: r.ID, CreatedAt: r.CreatedAt.UTC(), Provider: r.Provider, Endpoint: r.Endpoint, Model: r.Model, Status: r.Status,
+		Request: jsonOrNull(r.Spec), RawRequest: jsonOrNull(r.RawRequest), Response: jsonOrNull(r.Result),
+		Note: r.Note, Starred: r.Starred, Metrics: json.RawMessage("null"),
+	}
+	if !r.FinishedAt.IsZero() {
+		t := r.FinishedAt.UTC()
+		line.FinishedAt = &t
+	}
+	var res struct {
+		Metrics *runner.Metrics `json:"metrics"`
+	}
+	if json.Unmarshal(line.Response, &res) == nil && res.Metrics != nil {
+		line.Metrics, _ = json.Marshal(res.Metrics)
+	}
+	return line
+}
+
+func jsonOrNull(s string) json.RawMessage {
+	if s == "" || !json.Valid([]byte(s)) {
+		return json.RawMessage("null")
+	}
+	return json.RawMessage(s)
+}
+
+// DownloadRunEvents downloads a run's events as the SSE text they were
+// sent as: the stored events of a finished run, the events so far of a
+// live one, and for a run interrupted before its events were kept, the
+// events replayed from its last checkpoint (as RunEvents replays them).
+func (h *Handler) DownloadRunEvents(c *fiber.Ctx) error {
+	u, _ := CurrentUser(c)
+	id, err := runID(c)
+	if err != nil {
+		return err
+	}
+	stored, err := h.store.Run(ctx(c), u.ID, id)
+	if err != nil {
+		return err // not found, or another user's: 404 alike
+	}
+	events, err := h.store.RunEvents(ctx(c), u.ID, id)
+	if err != nil {
+		return err
+	}
+	if len(events) == 0 {
+		if run, ok := h.runner.Run(id, u.ID); ok {
+			frames, _, _ := run.Frames(0)
+			events = bytes.Join(frames, nil)
+		} else if stored.Status != db.RunRunning {
+			events = runner.Replay(stored.Status, stored.Result)
+		}
+	}
+	c.Set(fiber.HeaderContentType, "text/event-stream; charset=utf-8")
+	c.Set(fiber.HeaderContentDisposition, `attachment; filename="run-`+strconv.FormatInt(id, 10)+`.sse.txt"`)
+	c.Set(fiber.HeaderCacheControl, "no-store")
+	return c.Send(events)
+}

@@ -1,0 +1,175 @@
+package handlers
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/url"
+	"sort"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/gofiber/fiber/v2"
+
+	"knobs/db"
+	"knobs/llm"
+)
+
+// runPath is the page of run id.
+func runPath(id int64) string { return "/runs/" + strconv.FormatInt(id, 10) }
+
+// ownRun loads the signed-in user's run named by the :id parameter.
+func (h *Handler) ownRun(c *fiber.Ctx) (db.Run, error) {
+	u, _ := CurrentUser(c)
+	id, err := runID(c)
+	if err != nil {
+		return db.Run{}, err
+	}
+	return h.store.Run(ctx(c), u.ID, id)
+}
+
+// StarRun stars or unstars a run.
+func (h *Handler) StarRun(c *fiber.Ctx) error {
+	run, err := h.ownRun(c)
+	if err != nil {
+		return err
+	}
+	if err := h.store.SetRunStarred(ctx(c), run.UserID, run.ID, c.FormValue("starred") == "1"); err != nil {
+		return err
+	}
+	return c.Redirect(runPath(run.ID), fiber.StatusSeeOther)
+}
+
+// maxNote bounds a run's note, in characters.
+const maxNote = 2000
+
+// SaveRunNote keeps a free-text note on a run.
+func (h *Handler) SaveRunNote(c *fiber.Ctx) error {
+	run, err := h.ownRun(c)
+	if err != nil {
+		return err
+	}
+	note := strings.TrimSpace(c.FormValue("note"))
+	if utf8.RuneCountInString(note) > maxNote {
+		return redirectWith(c, runPath(run.ID), fmt.Sprintf("The note was not saved: it has more than %d characters.", maxNote))
+	}
+	if err := h.store.SetRunNote(ctx(c), run.UserID, run.ID, note); err != nil {
+		return err
+	}
+	return redirectWith(c, runPath(run.ID), "Note saved.")
+}
+
+// RemoveRun deletes a run, its search entry and its share links.
+func (h *Handler) RemoveRun(c *fiber.Ctx) error {
+	run, err := h.ownRun(c)
+	if err != nil {
+		return err
+	}
+	if run.Status == db.RunRunning {
+		h.runner.Cancel(run.ID, run.UserID)
+	}
+	if err := h.store.RemoveRun(ctx(c), run.UserID, run.ID); err != nil {
+		return err
+	}
+	return redirectWith(c, "/history", fmt.Sprintf("Deleted run %d.", run.ID))
+}
+
+// OpenRunInPlayground loads a run's exact spec into the playground.
+func (h *Handler) OpenRunInPlayground(c *fiber.Ctx) error {
+	run, err := h.ownRun(c)
+	if err != nil {
+		return err
+	}
+	if err := h.store.SetPlaygroundState(ctx(c), run.UserID, run.Spec); err != nil {
+		return err
+	}
+	return redirectWith(c, "/", fmt.Sprintf("Loaded the setup of run %d.", run.ID))
+}
+
+// RerunRun runs a run's spec again, on another provider and model when the
+// form names them, and shows the new run.
+func (h *Handler) RerunRun(c *fiber.Ctx) error {
+	run, err := h.ownRun(c)
+	if err != nil {
+		return err
+	}
+	var spec llm.RunSpec
+	if err := json.Unmarshal([]byte(run.Spec), &spec); err != nil {
+		return fmt.Errorf("handlers: run %d has an unreadable spec: %w", run.ID, err)
+	}
+	if p := c.FormValue("provider"); p != "" {
+		spec.Provider = p
+	}
+	if m := strings.TrimSpace(c.FormValue("model")); m != "" && m != spec.Model() {
+		if spec.Body, err = withModel(spec.Body, m); err != nil {
+			return redirectWith(c, runPath(run.ID), "The run's request cannot take another model: "+err.Error())
+		}
+	}
+	id, fields, err := h.startRun(c.UserContext(), run.UserID, spec)
+	if err != nil {
+		return err
+	}
+	if len(fields) > 0 {
+		return redirectWith(c, runPath(run.ID), "Nothing was sent: "+describeFields(fields))
+	}
+	return c.Redirect(runPath(id), fiber.StatusSeeOther)
+}
+
+// withModel returns body with its "model" field set to model.
+func withModel(body json.RawMessage, model string) (json.RawMessage, error) {
+	var fields map[string]json.RawMessage
+	if err := json.Unmarshal(body, &fields); err != nil || fields == nil {
+		return nil, errors.New("its body is not a JSON object")
+	}
+	m, _ := json.Marshal(model)
+	fields["model"] = m
+	return json.Marshal(fields)
+}
+
+// describeFields writes field errors as one sentence for a flash message.
+func describeFields(fields map[string]string) string {
+	keys := make([]string, 0, len(fields))
+	for k := range fields {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	parts := make([]string, len(keys))
+	for i, k := range keys {
+		parts[i] = k + ": " + fields[k]
+	}
+	return strings.Join(parts, "; ")
+}
+
+// CreateRunShare makes a read-only link to a run.
+func (h *Handler) CreateRunShare(c *fiber.Ctx) error {
+	run, err := h.ownRun(c)
+	if err != nil {
+		return err
+	}
+	audience := c.FormValue("audience")
+	if audience != db.ShareTeam && audience != db.SharePublic {
+		return redirectWith(c, runPath(run.ID), "Choose who the link is for: team members or anyone with the link.")
+	}
+	if _, err := h.store.CreateShare(ctx(c), run.UserID, db.ShareRun, run.ID, audience); err != nil {
+		return err
+	}
+	return redirectWith(c, runPath(run.ID), "Share link made: copy it from the list under More.")
+}
+
+// RevokeShare stops a share link from opening.
+func (h *Handler) RevokeShare(c *fiber.Ctx) error {
+	u, _ := CurrentUser(c)
+	id, err := strconv.ParseInt(c.Params("id"), 10, 64)
+	if err != nil {
+		return fiber.NewError(fiber.StatusNotFound, "There is no such share link.")
+	}
+	if err := h.store.RevokeShare(ctx(c), u.ID, id); err != nil {
+		return err
+	}
+	back := "/history"
+	if ref, err := url.Parse(c.Get(fiber.HeaderReferer)); err == nil && ref.Host == string(c.Request().Host()) {
+		back = safeNext(ref.Path)
+	}
+	return redirectWith(c, back, "The share link no longer opens.")
+}

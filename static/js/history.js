@@ -1,0 +1,64 @@
+// Knobs history: picking runs to compare or export, and following a run
+// that is still going on its page.
+"use strict";
+
+(() => {
+  // ---------- the list: selection ----------
+  const picks = Array.from(document.querySelectorAll("input.pick"));
+  const compare = document.getElementById("h-compare");
+  const exportLink = document.getElementById("h-export");
+  const label = document.getElementById("h-selected");
+  function updateSelection() {
+    const ids = picks.filter((p) => p.checked).map((p) => p.value);
+    label.textContent = ids.length ? `${ids.length} selected.` : "Select runs to compare two or export some.";
+    const canCompare = ids.length === 2;
+    compare.setAttribute("aria-disabled", String(!canCompare));
+    compare.href = canCompare ? `/history/compare?a=${ids[1]}&b=${ids[0]}` : "/history/compare";
+    exportLink.setAttribute("aria-disabled", String(ids.length === 0));
+    exportLink.href = ids.length ? `/history/export?ids=${ids.join(",")}` : "/history/export";
+  }
+  if (compare && exportLink) {
+    picks.forEach((p) => p.addEventListener("change", updateSelection));
+    [compare, exportLink].forEach((a) =>
+      a.addEventListener("click", (e) => {
+        if (a.getAttribute("aria-disabled") === "true") e.preventDefault();
+      }),
+    );
+    updateSelection();
+  }
+
+  // ---------- a run page while the run goes on ----------
+  const page = document.querySelector(".run-page[data-live]");
+  if (!page) return;
+  const out = document.getElementById("run-choices");
+  const status = document.getElementById("run-status");
+  out.textContent = "";
+  const live = document.createElement("pre");
+  live.className = "content streaming";
+  const text = document.createTextNode("");
+  live.appendChild(text);
+  out.appendChild(live);
+  let pending = "";
+  let frame = 0;
+  const es = new EventSource(`/runs/${page.dataset.run}/events`);
+  es.addEventListener("delta", (e) => {
+    const d = JSON.parse(e.data);
+    if (d.choice !== 0) return;
+    pending += d.text;
+    if (!frame)
+      frame = requestAnimationFrame(() => {
+        frame = 0;
+        text.appendData(pending);
+        pending = "";
+      });
+  });
+  es.addEventListener("done", () => {
+    es.close();
+    // The run is stored before done is sent: the page now shows it whole.
+    location.reload();
+  });
+  es.addEventListener("error", (e) => {
+    if (e.data === undefined && es.readyState === EventSource.CLOSED) status.textContent = "connection lost";
+  });
+  window.addEventListener("pagehide", () => es.close());
+})();
