@@ -7,6 +7,8 @@
 //
 // Not found: a method that loads one row returns ErrNotFound when there
 // is no such row or it belongs to someone else; handlers turn it into 404.
+// A row the caller sees but may not change (a team preset, for a member
+// who does not own it) is ErrForbidden instead.
 package db
 
 import (

@@ -15,15 +15,6 @@ func (h *Handler) ShowComparePage(c *fiber.Ctx) error {
 	})
 }
 
-// ShowPresetsPage says what the presets page will hold.
-func (h *Handler) ShowPresetsPage(c *fiber.Ctx) error {
-	return h.upcoming(c, "Presets", "presets", []string{
-		"Whole setups saved: provider, model, messages, every parameter, tools and schema.",
-		"Versions with diffs and restore; shared with the team or by link.",
-		"Import and export as JSON, or from a curl command.",
-	})
-}
-
 func (h *Handler) upcoming(c *fiber.Ctx, title, nav string, lines []string) error {
 	return Render(c, fiber.StatusOK, views.UpcomingPage(views.Upcoming{Page: h.page(c, title, nav), Heading: title, Lines: lines}))
 }

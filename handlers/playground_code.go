@@ -7,6 +7,7 @@ import (
 	"github.com/gofiber/fiber/v2"
 
 	"knobs/llm"
+	"knobs/preset"
 	"knobs/snippet"
 )
 
@@ -26,9 +27,14 @@ func keyEnv(p Provider) string {
 // sends exactly the request Knobs sends, reading the key from the
 // environment.
 func (h *Handler) ShowCode(c *fiber.Ctx) error {
-	spec, err := readSpec(c)
+	st, err := readSpec(c)
 	if err != nil {
 		return c.Status(fiber.StatusBadRequest).JSON(fiber.Map{"error": err.Error()})
+	}
+	// The code sends what a run would: the variables filled in.
+	spec, _, err := preset.Fill(st.RunSpec, st.Variables)
+	if err != nil {
+		spec = st.RunSpec
 	}
 	p, err := h.findProvider(ctx(c), spec.Provider)
 	if errors.Is(err, errNoProvider) {

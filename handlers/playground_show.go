@@ -22,37 +22,58 @@ var defaultSpec = llm.RunSpec{
 	Body:     json.RawMessage(`{"model":"sim-fast","messages":[{"role":"system","content":"You are a helpful assistant."},{"role":"user","content":"Explain in three short paragraphs why the sky is blue."}]}`),
 }
 
-// ShowPlaygroundPage renders the playground with the spec the user left.
+// presetInfo tells the page which preset is loaded, so that it can show
+// its name, say when the setup differs from it, and save over it.
+type presetInfo struct {
+	ID        int64             `json:"id"`
+	Name      string            `json:"name"`
+	Version   int               `json:"version"`
+	Spec      json.RawMessage   `json:"spec"`
+	Variables map[string]string `json:"variables"`
+	CanEdit   bool              `json:"can_edit"`
+}
+
+// ShowPlaygroundPage renders the playground with the setup the user left,
+// or their default preset on a fresh start.
 func (h *Handler) ShowPlaygroundPage(c *fiber.Ctx) error {
 	u, _ := CurrentUser(c)
-	spec := defaultSpec
+	st := playgroundState{RunSpec: defaultSpec}
 	saved, err := h.store.PlaygroundState(ctx(c), u.ID)
 	if err != nil {
 		return err
 	}
 	if saved != "" {
-		var s llm.RunSpec
+		var s playgroundState
 		if json.Unmarshal([]byte(saved), &s) == nil && s.Endpoint.Valid() {
-			spec = s
+			st = s
 		}
+	} else if d, err := h.store.DefaultPreset(ctx(c), u.ID); err == nil {
+		st = playgroundState{RunSpec: presetSpec(d), PresetID: d.ID, PresetVersion: d.Version, PresetName: d.Name, Variables: d.Variables}
 	}
 	providers, err := h.providerList(ctx(c))
 	if err != nil {
 		return err
 	}
-	p, ok := providerByID(providers, spec.Provider)
+	p, ok := providerByID(providers, st.Provider)
 	if !ok {
-		spec = defaultSpec
+		st = playgroundState{RunSpec: defaultSpec}
 		p = providers[0]
 	}
-	specJSON, err := json.Marshal(spec)
+	stateJSON, err := json.Marshal(st)
 	if err != nil {
 		return err
 	}
 	v := views.PlaygroundView{
 		Page:  h.page(c, "Playground", "playground"),
-		Spec:  string(specJSON),
-		Panel: h.panelView(c.UserContext(), p, spec.Endpoint, spec.Model(), false),
+		Spec:  string(stateJSON),
+		Panel: h.panelView(c.UserContext(), p, st.Endpoint, st.Model(), false),
+	}
+	if st.PresetID != 0 {
+		// The preset as saved, to tell whether the setup changed since.
+		if pr, err := h.store.Preset(ctx(c), u.ID, st.PresetID); err == nil {
+			info, _ := json.Marshal(presetInfo{ID: pr.ID, Name: pr.Name, Version: pr.Version, Spec: json.RawMessage(pr.Spec), Variables: pr.Variables, CanEdit: pr.OwnerID == u.ID || u.IsAdmin()})
+			v.Preset = string(info)
+		}
 	}
 	for _, o := range providers {
 		v.Providers = append(v.Providers, views.ProviderOption{ID: o.ID, Name: o.Name, Selected: o.ID == p.ID})

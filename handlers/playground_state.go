@@ -16,7 +16,8 @@ import (
 // reload, or another browser, finds the playground as it was left.
 func (h *Handler) SavePlaygroundState(c *fiber.Ctx) error {
 	u, _ := CurrentUser(c)
-	spec, err := readSpec(c)
+	st, err := readSpec(c)
+	spec := st.RunSpec
 	if err != nil {
 		return c.Status(fiber.StatusBadRequest).JSON(fiber.Map{"error": err.Error()})
 	}
@@ -32,7 +33,7 @@ func (h *Handler) SavePlaygroundState(c *fiber.Ctx) error {
 	if json.Unmarshal(spec.Body, &body) != nil {
 		return c.Status(fiber.StatusBadRequest).JSON(fiber.Map{"error": "The body is not a JSON object."})
 	}
-	b, err := json.Marshal(spec)
+	b, err := json.Marshal(st)
 	if err != nil {
 		return err
 	}

@@ -13,7 +13,6 @@ import (
 	"github.com/gofiber/fiber/v2"
 
 	"knobs/db"
-	"knobs/llm"
 )
 
 // runPath is the page of run id.
@@ -81,7 +80,18 @@ func (h *Handler) OpenRunInPlayground(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	if err := h.store.SetPlaygroundState(ctx(c), run.UserID, run.Spec); err != nil {
+	var st playgroundState
+	if err := json.Unmarshal([]byte(run.Spec), &st.RunSpec); err != nil {
+		return fmt.Errorf("handlers: run %d has an unreadable spec: %w", run.ID, err)
+	}
+	if run.Variables != "" {
+		_ = json.Unmarshal([]byte(run.Variables), &st.Variables)
+	}
+	b, err := json.Marshal(st)
+	if err != nil {
+		return err
+	}
+	if err := h.store.SetPlaygroundState(ctx(c), run.UserID, string(b)); err != nil {
 		return err
 	}
 	return redirectWith(c, "/", fmt.Sprintf("Loaded the setup of run %d.", run.ID))
@@ -94,10 +104,15 @@ func (h *Handler) RerunRun(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	var spec llm.RunSpec
-	if err := json.Unmarshal([]byte(run.Spec), &spec); err != nil {
+	var st playgroundState
+	if err := json.Unmarshal([]byte(run.Spec), &st.RunSpec); err != nil {
 		return fmt.Errorf("handlers: run %d has an unreadable spec: %w", run.ID, err)
 	}
+	if run.Variables != "" {
+		_ = json.Unmarshal([]byte(run.Variables), &st.Variables) // stored by us: well formed
+	}
+	st.PresetID = run.PresetID
+	spec := &st.RunSpec
 	if p := c.FormValue("provider"); p != "" {
 		spec.Provider = p
 	}
@@ -106,7 +121,7 @@ func (h *Handler) RerunRun(c *fiber.Ctx) error {
 			return redirectWith(c, runPath(run.ID), "The run's request cannot take another model: "+err.Error())
 		}
 	}
-	id, fields, err := h.startRun(c.UserContext(), run.UserID, spec)
+	id, fields, err := h.startRun(c.UserContext(), run.UserID, st)
 	if err != nil {
 		return err
 	}

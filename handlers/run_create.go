@@ -13,6 +13,7 @@ import (
 
 	"knobs/db"
 	"knobs/llm"
+	"knobs/preset"
 	"knobs/vault"
 )
 
@@ -33,11 +34,11 @@ type invalidRun struct {
 // body as JSON text, and answers {"id","events"}.
 func (h *Handler) CreateRun(c *fiber.Ctx) error {
 	u, _ := CurrentUser(c)
-	spec, err := readSpec(c)
+	st, err := readSpec(c)
 	if err != nil {
 		return c.Status(fiber.StatusBadRequest).JSON(fiber.Map{"error": err.Error()})
 	}
-	id, fields, err := h.startRun(c.UserContext(), u.ID, spec)
+	id, fields, err := h.startRun(c.UserContext(), u.ID, st)
 	if err != nil {
 		return err
 	}
@@ -47,10 +48,24 @@ func (h *Handler) CreateRun(c *fiber.Ctx) error {
 	return c.Status(fiber.StatusCreated).JSON(runCreated{ID: id, Events: "/runs/" + strconv.FormatInt(id, 10) + "/events"})
 }
 
-// startRun validates spec for user, stores it as a run and starts it. Field
-// errors come back in fields, with nothing sent or stored.
-func (h *Handler) startRun(ctx context.Context, user int64, spec llm.RunSpec) (id int64, fields map[string]string, err error) {
+// startRun fills the variables into the spec, validates it for user,
+// stores the run (the template and the values, as history keeps both) and
+// starts it with the filled spec. Field errors come back in fields, with
+// nothing sent or stored.
+func (h *Handler) startRun(ctx context.Context, user int64, st playgroundState) (id int64, fields map[string]string, err error) {
 	fields = map[string]string{}
+	template := st.RunSpec
+	spec, missing, err := preset.Fill(template, st.Variables)
+	if err != nil {
+		fields["body"] = "The variables cannot be filled in: " + err.Error()
+		return 0, fields, nil
+	}
+	for _, name := range missing {
+		fields["variables."+name] = "Give {{" + name + "}} a value."
+	}
+	if len(fields) > 0 {
+		return 0, fields, nil
+	}
 	p, err := h.findProvider(ctx, spec.Provider)
 	if errors.Is(err, errNoProvider) {
 		fields["provider"] = "There is no provider " + strconv.Quote(spec.Provider) + "."
@@ -83,13 +98,24 @@ func (h *Handler) startRun(ctx context.Context, user int64, spec llm.RunSpec) (i
 		return 0, fields, nil
 	}
 
-	specJSON, err := json.Marshal(spec)
+	specJSON, err := json.Marshal(template)
 	if err != nil {
 		return 0, nil, err
 	}
+	var vars []byte
+	if len(st.Variables) > 0 {
+		vars, _ = json.Marshal(st.Variables)
+	}
+	presetID := st.PresetID
+	if presetID != 0 {
+		// Only a preset the user can see is recorded, and it counts as used.
+		if h.store.TouchPreset(ctx, user, presetID) != nil {
+			presetID = 0
+		}
+	}
 	id, err = h.store.CreateRun(ctx, db.Run{
 		UserID: user, Provider: p.ID, Endpoint: string(spec.Endpoint), Model: spec.Model(),
-		Spec: string(specJSON), CreatedAt: time.Now(),
+		Spec: string(specJSON), Variables: string(vars), PresetID: presetID, CreatedAt: time.Now(),
 	})
 	if err != nil {
 		return 0, nil, err
@@ -104,27 +130,30 @@ func (h *Handler) startRun(ctx context.Context, user int64, spec llm.RunSpec) (i
 	return id, nil, nil
 }
 
-// readSpec reads a RunSpec from a JSON body or from form fields.
-func readSpec(c *fiber.Ctx) (llm.RunSpec, error) {
-	var spec llm.RunSpec
+// readSpec reads a RunSpec, with the preset and variable values that came
+// with it, from a JSON body ({"provider","endpoint","body"} and optionally
+// "variables", "preset_id", "preset_version", "preset_name") or from form
+// fields with the body as JSON text.
+func readSpec(c *fiber.Ctx) (playgroundState, error) {
+	var st playgroundState
 	if strings.HasPrefix(c.Get(fiber.HeaderContentType), fiber.MIMEApplicationJSON) {
 		dec := json.NewDecoder(bytes.NewReader(c.Body()))
 		dec.DisallowUnknownFields()
-		err := dec.Decode(&spec)
+		err := dec.Decode(&st)
 		if err == nil && dec.More() {
 			err = errors.New("there is more after the JSON object")
 		}
 		if err != nil {
-			return spec, errors.New("The request is not a run spec: " + err.Error() + `. Send {"provider", "endpoint", "body"}.`)
+			return st, errors.New("The request is not a run spec: " + err.Error() + `. Send {"provider", "endpoint", "body"}.`)
 		}
-		return spec, nil
+		return st, nil
 	}
-	spec.Provider = c.FormValue("provider")
-	spec.Endpoint = llm.Endpoint(c.FormValue("endpoint"))
+	st.Provider = c.FormValue("provider")
+	st.Endpoint = llm.Endpoint(c.FormValue("endpoint"))
 	body := strings.TrimSpace(c.FormValue("body"))
 	if !json.Valid([]byte(body)) {
-		return spec, errors.New("The body field is not valid JSON.")
+		return st, errors.New("The body field is not valid JSON.")
 	}
-	spec.Body = json.RawMessage(body)
-	return spec, nil
+	st.Body = json.RawMessage(body)
+	return st, nil
 }

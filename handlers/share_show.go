@@ -61,3 +61,59 @@ func (h *Handler) OpenSharedRun(c *fiber.Ctx) error {
 	}
 	return redirectWith(c, "/", "Loaded the shared setup into your playground.")
 }
+
+// sharedPreset loads the preset behind a share token the viewer may open.
+func (h *Handler) sharedPreset(c *fiber.Ctx) (db.Preset, db.Share, error) {
+	token := c.Params("token")
+	if len(token) <= 64 {
+		p, share, err := h.store.SharedPreset(ctx(c), token)
+		if err == nil {
+			return p, share, nil
+		}
+		if !errors.Is(err, db.ErrNotFound) {
+			return db.Preset{}, db.Share{}, err
+		}
+	}
+	return db.Preset{}, db.Share{}, fiber.NewError(fiber.StatusNotFound, "This link does not open anything: it is unknown or was revoked.")
+}
+
+// ShowSharedPreset shows a shared preset read-only.
+func (h *Handler) ShowSharedPreset(c *fiber.Ctx) error {
+	p, share, err := h.sharedPreset(c)
+	if err != nil {
+		return err
+	}
+	_, signedIn := CurrentUser(c)
+	if share.Audience == db.ShareTeam && !signedIn {
+		return c.Redirect("/login?next="+url.QueryEscape(c.OriginalURL()), fiber.StatusSeeOther)
+	}
+	v := presetView(p)
+	v.Page = h.page(c, p.Name, "")
+	v.Shared, v.ShareToken, v.CanCopy = true, share.Token, signedIn
+	c.Set("Cache-Control", "private, no-store")
+	return Render(c, fiber.StatusOK, views.PresetPage(v))
+}
+
+// CopySharedPreset gives the viewer their own private copy of a shared
+// preset and opens it in their playground.
+func (h *Handler) CopySharedPreset(c *fiber.Ctx) error {
+	u, ok := CurrentUser(c)
+	if !ok {
+		return fiber.NewError(fiber.StatusUnauthorized, "Sign in first.")
+	}
+	p, _, err := h.sharedPreset(c)
+	if err != nil {
+		return err
+	}
+	copied, err := h.store.CreatePreset(ctx(c), db.Preset{
+		OwnerID: u.ID, Name: p.Name, Description: p.Description, Tags: p.Tags,
+		Visibility: db.PresetPrivate, Spec: p.Spec, Variables: p.Variables,
+	})
+	if err != nil {
+		return err
+	}
+	if err := h.loadPreset(c, u.ID, copied); err != nil {
+		return err
+	}
+	return redirectWith(c, "/", "Opened your own copy of "+p.Name+".")
+}

@@ -30,6 +30,8 @@ func routes(app *fiber.App, h *handlers.Handler, sessions *session.Manager) {
 	// Share links: a public link opens for anyone, a team link for members.
 	app.Get("/s/:token", h.ShowSharedRun)
 	app.Post("/s/:token/open", h.OpenSharedRun)
+	app.Get("/p/:token", h.ShowSharedPreset)
+	app.Post("/p/:token/open", h.CopySharedPreset)
 
 	// Everything below needs a signed-in user.
 	app.Use(h.RequireUser)
@@ -37,7 +39,23 @@ func routes(app *fiber.App, h *handlers.Handler, sessions *session.Manager) {
 	// Pages.
 	app.Get("/", h.ShowPlaygroundPage)
 	app.Get("/compare", h.ShowComparePage)
+
+	// Presets.
 	app.Get("/presets", h.ShowPresetsPage)
+	app.Post("/presets", h.CreatePreset)
+	app.Post("/presets/import", h.ImportPreset)
+	app.Get("/presets/:id", h.ShowPresetPage)
+	app.Post("/presets/:id", h.UpdatePreset)
+	app.Post("/presets/:id/settings", h.SavePresetSettings)
+	app.Post("/presets/:id/restore", h.RestorePreset)
+	app.Post("/presets/:id/delete", h.RemovePreset)
+	app.Post("/presets/:id/duplicate", h.DuplicatePreset)
+	app.Post("/presets/:id/open", h.OpenPreset)
+	app.Post("/presets/:id/default", h.SetDefaultPreset)
+	app.Post("/presets/:id/shares", h.CreatePresetShare)
+	app.Get("/presets/:id/export", h.ExportPreset)
+
+	// History: a run's page and what can be done with it.
 	app.Get("/history", h.ShowHistoryPage)
 	app.Get("/runs/:id", h.ShowRunPage)
 	app.Post("/runs/:id/star", h.StarRun)

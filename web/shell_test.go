@@ -17,7 +17,7 @@ func TestShell(t *testing.T) {
 
 	for _, tt := range []struct{ path, nav, heading, line string }{
 		{"/compare", "Compare", "<h1>Compare</h1>", "This part of Knobs is being built."},
-		{"/presets", "Presets", "<h1>Presets</h1>", "This part of Knobs is being built."},
+		{"/presets", "Presets", "<h1>Presets</h1>", "No presets yet."},
 		{"/history", "History", "<h1>History</h1>", "No runs yet."},
 	} {
 		r := admin.get(tt.path)

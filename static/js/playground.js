@@ -234,7 +234,12 @@
     ui.modelHint.textContent = [m ? m.hint : "", note || ""].filter(Boolean).join(" — ");
   }
 
-  const state = { models: {}, run: null, es: null, lastSpec: null, choices: [], frame: 0 };
+  const state = { models: {}, run: null, es: null, lastSpec: null, choices: [], frame: 0, variables: {}, preset: null };
+  try {
+    state.preset = root.dataset.preset ? JSON.parse(root.dataset.preset) : null;
+  } catch {
+    state.preset = null;
+  }
 
   ui.provider.addEventListener("change", () =>
     busy(async () => {
@@ -474,11 +479,23 @@
     const extra = panel.__extra || {};
     delete panel.__extra;
     Object.assign(body, panel, extra);
-    return { spec: { provider: ui.provider.value, endpoint: endpoint(), body }, errors };
+    const spec = { provider: ui.provider.value, endpoint: endpoint(), body };
+    const names = variableNames();
+    if (names.length) {
+      spec.variables = {};
+      for (const n of names) if (state.variables[n] !== undefined) spec.variables[n] = state.variables[n];
+    }
+    if (state.preset) {
+      spec.preset_id = state.preset.id;
+      spec.preset_version = state.preset.version;
+      spec.preset_name = state.preset.name;
+    }
+    return { spec, errors };
   }
 
   function applySpec(spec) {
     const body = spec.body || {};
+    state.variables = Object.assign({}, spec.variables || {});
     ui.provider.value = spec.provider;
     ui.model.value = body.model || "";
     $$('input[name="endpoint"]').forEach((r) => (r.checked = r.value === (spec.endpoint || "chat")));
@@ -493,7 +510,166 @@
   function changed() {
     clearTimeout(saveTimer);
     saveTimer = setTimeout(saveState, 700);
+    renderVariables();
+    showPreset();
   }
+
+  // ---------- variables ----------
+
+  const VAR_RE = /\{\{\s*([A-Za-z_][A-Za-z0-9_]{0,63})\s*\}\}/g;
+  const varBox = $("#pg-vars");
+  const varList = $("#pg-var-list");
+
+  // variableNames lists the {{name}} placeholders of the prompt or messages,
+  // in order of first appearance.
+  function variableNames() {
+    const texts = endpoint() === "chat" ? [ui.system.value, ...$$(".message [data-content]", ui.messages).map((t) => t.value)] : [ui.prompt.value];
+    const seen = [];
+    for (const t of texts) for (const m of t.matchAll(VAR_RE)) if (!seen.includes(m[1])) seen.push(m[1]);
+    return seen;
+  }
+
+  function renderVariables() {
+    const names = variableNames();
+    varBox.hidden = names.length === 0;
+    const have = $$("[data-var]", varList).map((i) => i.dataset.var);
+    if (have.join("\u0000") === names.join("\u0000")) return;
+    const focused = document.activeElement && document.activeElement.dataset ? document.activeElement.dataset.var : null;
+    varList.textContent = "";
+    for (const n of names) {
+      const row = document.createElement("div");
+      row.className = "param";
+      const label = document.createElement("label");
+      label.htmlFor = "var-" + n;
+      label.textContent = "{{" + n + "}}";
+      const input = document.createElement("textarea");
+      input.id = "var-" + n;
+      input.rows = 1;
+      input.dataset.var = n;
+      input.value = state.variables[n] ?? "";
+      input.addEventListener("input", () => {
+        state.variables[n] = input.value;
+        clearTimeout(saveTimer);
+        saveTimer = setTimeout(saveState, 700);
+        showPreset();
+      });
+      const err = document.createElement("p");
+      err.className = "field-error";
+      err.dataset.errorFor = "variables." + n;
+      err.hidden = true;
+      row.append(label, input, err);
+      varList.appendChild(row);
+      if (focused === n) input.focus();
+    }
+  }
+
+  // ---------- presets ----------
+
+  const presetName = $("#pg-preset-name");
+  const presetDirty = $("#pg-preset-dirty");
+  const saveBtn = $("#pg-save");
+  const saveAsBtn = $("#pg-save-as");
+  const saveDialog = $("#pg-save-dialog");
+  const presetStatus = $("#pg-preset-status");
+
+  // canonical writes JSON with sorted keys, so that two setups compare by content.
+  function canonical(v) {
+    if (Array.isArray(v)) return "[" + v.map(canonical).join(",") + "]";
+    if (v && typeof v === "object") return "{" + Object.keys(v).sort().map((k) => JSON.stringify(k) + ":" + canonical(v[k])).join(",") + "}";
+    return JSON.stringify(v);
+  }
+
+  function setupOf(spec, variables) {
+    return canonical({ provider: spec.provider, endpoint: spec.endpoint, body: spec.body, variables: variables || {} });
+  }
+
+  function showPreset() {
+    const p = state.preset;
+    presetName.textContent = p ? p.name : "none";
+    if (!p) {
+      presetDirty.hidden = true;
+      saveBtn.disabled = true;
+      return;
+    }
+    const { spec } = buildSpec();
+    const dirty = setupOf(spec, spec.variables) !== setupOf(p.spec, p.variables);
+    presetDirty.hidden = !dirty;
+    saveBtn.disabled = !dirty || !p.can_edit;
+    saveBtn.title = p.can_edit ? "Save over the loaded preset, keeping its previous version" : "Only its owner or an admin can change this preset: save it as a new one";
+  }
+
+  function presetMessage(text, bad) {
+    presetStatus.hidden = false;
+    presetStatus.textContent = text;
+    presetStatus.classList.toggle("bad", !!bad);
+  }
+
+  async function savePreset(body, url) {
+    const res = await fetch(url, {
+      method: "POST",
+      headers: { "Content-Type": "application/json", Accept: "application/json", "X-CSRF-Token": csrf() },
+      body: JSON.stringify(body),
+    }).catch(() => null);
+    if (!res) return { error: "Knobs could not be reached." };
+    const data = await res.json().catch(() => ({}));
+    if (!res.ok) return { error: data.error || `Knobs answered ${res.status}.`, fields: data.fields };
+    return data;
+  }
+
+  function adopt(saved, spec) {
+    state.preset = {
+      id: saved.id,
+      name: saved.name,
+      version: saved.version,
+      spec: { provider: spec.provider, endpoint: spec.endpoint, body: spec.body },
+      variables: Object.assign({}, spec.variables || {}),
+      can_edit: true,
+    };
+    changed();
+  }
+
+  saveBtn.addEventListener("click", async () => {
+    if (!state.preset) return;
+    const { spec, errors } = buildSpec();
+    if (Object.keys(errors).length) return;
+    const saved = await savePreset({ spec, variables: spec.variables || {}, version: state.preset.version }, `/presets/${state.preset.id}`);
+    if (saved.error) return presetMessage(saved.error, true);
+    adopt(saved, spec);
+    presetMessage(`Saved ${saved.name} as version ${saved.version}.`);
+  });
+
+  saveAsBtn.addEventListener("click", () => {
+    $("#sv-name", saveDialog).value = state.preset ? state.preset.name + " (copy)" : "";
+    saveDialog.showModal();
+  });
+
+  $("#pg-save-form").addEventListener("submit", async (e) => {
+    if (e.submitter && e.submitter.value === "cancel") return;
+    e.preventDefault();
+    const f = e.target;
+    const { spec, errors } = buildSpec();
+    if (Object.keys(errors).length) {
+      saveDialog.close();
+      for (const [k, m] of Object.entries(errors)) setError(k, m);
+      return;
+    }
+    const saved = await savePreset(
+      { name: f.name.value, description: f.description.value, tags: f.tags.value, visibility: f.visibility.value, spec, variables: spec.variables || {} },
+      "/presets",
+    );
+    $$(".field-error", f).forEach((el) => (el.hidden = true));
+    if (saved.error) {
+      for (const [k, m] of Object.entries(saved.fields || { name: saved.error })) {
+        const el = $(`[data-error-for="preset.${k}"]`, f) || $('[data-error-for="preset.name"]', f);
+        el.textContent = m;
+        el.hidden = false;
+      }
+      return;
+    }
+    saveDialog.close();
+    adopt(saved, spec);
+    presetMessage(`Saved as the preset ${saved.name}.`);
+  });
   function saveState() {
     const { spec } = buildSpec();
     fetch("/playground/state", {
@@ -1002,5 +1178,7 @@
   } catch {
     renderMessages([{ role: "user", content: "" }]);
   }
+  renderVariables();
+  showPreset();
   busy(loadModels);
 })();

@@ -1,0 +1,115 @@
+package handlers
+
+import (
+	"encoding/json"
+	"errors"
+	"strconv"
+
+	"github.com/gofiber/fiber/v2"
+
+	"knobs/db"
+	"knobs/llm"
+)
+
+// presetSave is what the playground sends to save a preset.
+type presetSave struct {
+	Name        string            `json:"name"`
+	Description string            `json:"description"`
+	Tags        string            `json:"tags"`
+	Visibility  string            `json:"visibility"`
+	Spec        llm.RunSpec       `json:"spec"`
+	Variables   map[string]string `json:"variables"`
+	// Version is the version the playground loaded; a save over a newer
+	// one is refused rather than silently losing someone's change.
+	Version int `json:"version"`
+}
+
+// savedPreset answers a save.
+type savedPreset struct {
+	ID      int64  `json:"id"`
+	Name    string `json:"name"`
+	Version int    `json:"version"`
+}
+
+func readPresetSave(c *fiber.Ctx) (presetSave, error) {
+	var in presetSave
+	if err := json.Unmarshal(c.Body(), &in); err != nil {
+		return in, errors.New("The preset is not valid JSON: " + err.Error())
+	}
+	if !in.Spec.Endpoint.Valid() || len(in.Spec.Body) == 0 {
+		return in, errors.New(`The preset needs a spec: {"provider", "endpoint", "body"}.`)
+	}
+	return in, nil
+}
+
+// presetFieldErrors answers a preset that does not pass validation.
+func presetFieldErrors(c *fiber.Ctx, err error) (bool, error) {
+	var pe db.PresetErrors
+	if errors.As(err, &pe) {
+		return true, c.Status(fiber.StatusUnprocessableEntity).JSON(invalidRun{Error: "The preset was not saved: fix the fields marked.", Fields: pe})
+	}
+	return false, nil
+}
+
+// CreatePreset saves the playground's setup as a new preset ("Save as new").
+func (h *Handler) CreatePreset(c *fiber.Ctx) error {
+	u, _ := CurrentUser(c)
+	in, err := readPresetSave(c)
+	if err != nil {
+		return c.Status(fiber.StatusBadRequest).JSON(fiber.Map{"error": err.Error()})
+	}
+	spec, _ := json.Marshal(in.Spec)
+	vis := in.Visibility
+	if vis == "" {
+		vis = db.PresetPrivate
+	}
+	p, err := h.store.CreatePreset(ctx(c), db.Preset{
+		OwnerID: u.ID, Name: in.Name, Description: in.Description, Tags: db.ParseTags(in.Tags),
+		Visibility: vis, Spec: string(spec), Variables: in.Variables,
+	})
+	if handled, herr := presetFieldErrors(c, err); handled {
+		return herr
+	}
+	if err != nil {
+		return err
+	}
+	return c.Status(fiber.StatusCreated).JSON(savedPreset{ID: p.ID, Name: p.Name, Version: p.Version})
+}
+
+// UpdatePreset saves the playground's setup over the loaded preset ("Save"),
+// keeping the previous version.
+func (h *Handler) UpdatePreset(c *fiber.Ctx) error {
+	u, _ := CurrentUser(c)
+	id, err := strconv.ParseInt(c.Params("id"), 10, 64)
+	if err != nil {
+		return fiber.NewError(fiber.StatusNotFound, "There is no such preset.")
+	}
+	in, err := readPresetSave(c)
+	if err != nil {
+		return c.Status(fiber.StatusBadRequest).JSON(fiber.Map{"error": err.Error()})
+	}
+	cur, err := h.store.Preset(ctx(c), u.ID, id)
+	if err != nil {
+		return err
+	}
+	spec, _ := json.Marshal(in.Spec)
+	next := cur
+	next.Spec, next.Variables, next.Version = string(spec), in.Variables, in.Version
+	if in.Name != "" {
+		next.Name = in.Name
+	}
+	p, err := h.store.UpdatePreset(ctx(c), u.ID, u.IsAdmin(), next)
+	switch {
+	case errors.Is(err, db.ErrForbidden):
+		return c.Status(fiber.StatusForbidden).JSON(fiber.Map{"error": "Only its owner or an admin can change this preset. Save it as a new one instead."})
+	case errors.Is(err, db.ErrPresetStale):
+		return c.Status(fiber.StatusConflict).JSON(fiber.Map{"error": "Someone saved this preset since you loaded it. Save yours as a new preset, or open the preset again."})
+	}
+	if handled, herr := presetFieldErrors(c, err); handled {
+		return herr
+	}
+	if err != nil {
+		return err
+	}
+	return c.JSON(savedPreset{ID: p.ID, Name: p.Name, Version: p.Version})
+}
