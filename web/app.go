@@ -19,8 +19,10 @@ import (
 )
 
 // BodyLimit bounds every request body. A run's spec with long messages,
-// tools and schemas fits many times over.
-const BodyLimit = 8 << 20
+// tools and schemas fits many times over; it is above the 1 MiB a preset
+// file may have, so that an oversized import reaches the handler and is
+// refused with a message about the file rather than a cut connection.
+const BodyLimit = 16 << 20
 
 // New builds the app with its middleware and routes.
 func New(h *handlers.Handler, sessions *session.Manager, log *slog.Logger) *fiber.App {

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"fmt"
 	"io"
+	"knobs/web"
 	"net"
 	"net/http"
 	"strings"
@@ -145,8 +146,8 @@ func TestBodyLimit(t *testing.T) {
 	t.Parallel()
 	srv, admin := newTeam(t)
 
-	resp, body := rawPost(t, admin, "/settings/keys", 8<<20+1)
-	if resp.StatusCode != http.StatusRequestEntityTooLarge || !strings.Contains(body, "The request is too large: Knobs accepts at most 8 MB.") {
+	resp, body := rawPost(t, admin, "/settings/keys", web.BodyLimit+1)
+	if resp.StatusCode != http.StatusRequestEntityTooLarge || !strings.Contains(body, "The request is too large: Knobs accepts at most 16 MB.") {
 		t.Errorf("9 MB body: %d, want 413 with the limit; body: %.300s", resp.StatusCode, body)
 	}
 	if !strings.Contains(body, "<h1>Too large</h1>") {
