@@ -379,3 +379,50 @@ func TestBrowserHistoryFindsAndOpensARun(t *testing.T) {
 	}
 	screenshot(t, ctx, "run-page.png")
 }
+
+func TestBrowserSaveAPresetWithVariables(t *testing.T) {
+	s := newServer(t)
+	ctx := newBrowser(t)
+	browserSignUp(t, ctx, s, "ada")
+	err := chromedp.Do(ctx,
+		choose("sim", "sim-fast"),
+		setMessage("Write a haiku about {{subject}}."),
+		// The editor's input event makes the page look for variables.
+		chromedp.Evaluate[chromedp.Void](`document.querySelector("#pg-messages .message:last-child [data-content]").dispatchEvent(new Event("input", {bubbles: true}))`),
+		chromedp.WaitVisible(chromedp.CSS("#var-subject")),
+		chromedp.SendKeys(chromedp.CSS("#var-subject"), "autumn rain"),
+		chromedp.Click(chromedp.CSS("#pg-save-as")),
+		chromedp.WaitVisible(chromedp.CSS("#sv-name")),
+		chromedp.SetValue(chromedp.CSS("#sv-name"), "Haiku writer"),
+		chromedp.Click(chromedp.CSS(`#pg-save-form button[value="save"]`)),
+		chromedp.Poll[chromedp.Void](`document.getElementById("pg-preset-name").textContent === "Haiku writer"`, chromedp.WithPollingInterval(20*time.Millisecond)),
+	)
+	if err != nil {
+		t.Fatalf("saving a preset in the browser: %v", err)
+	}
+	dirty, err := chromedp.Run(ctx, chromedp.Evaluate[bool](`!document.getElementById("pg-preset-dirty").hidden`))
+	if err != nil || dirty {
+		t.Errorf("a preset just saved shows as modified (%v)", err)
+	}
+	// A change marks it modified; Save makes version 2.
+	err = chromedp.Do(ctx,
+		chromedp.SetValue(chromedp.CSS("#p-temperature"), "0.3"),
+		chromedp.Poll[chromedp.Void](`!document.getElementById("pg-preset-dirty").hidden && !document.getElementById("pg-save").disabled`, chromedp.WithPollingInterval(20*time.Millisecond)),
+		chromedp.Click(chromedp.CSS("#pg-save")),
+		chromedp.Poll[chromedp.Void](`document.getElementById("pg-preset-dirty").hidden && document.getElementById("pg-preset-status").textContent.includes("version 2")`, chromedp.WithPollingInterval(20*time.Millisecond)),
+		chromedp.Click(chromedp.CSS("#pg-run")),
+	)
+	if err != nil {
+		t.Fatalf("changing and saving the preset: %v", err)
+	}
+	waitRunDone(t, ctx)
+	run, _ := lastRun(t, s, s.userID(t, "ada"))
+	if !strings.Contains(run.RawRequest, "Write a haiku about autumn rain.") || run.PresetID == 0 {
+		t.Errorf("the run sent %s from preset %d; want the variable filled in and the preset recorded", run.RawRequest, run.PresetID)
+	}
+	presets, err := s.store.Presets(context.Background(), s.userID(t, "ada"), "")
+	if err != nil || len(presets) != 1 || presets[0].Version != 2 || presets[0].Variables["subject"] != "autumn rain" {
+		t.Errorf("stored presets %+v (%v)", presets, err)
+	}
+	screenshot(t, ctx, "preset.png")
+}
