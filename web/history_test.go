@@ -82,7 +82,7 @@ func TestRunActionsBelongToTheirOwner(t *testing.T) {
 	if r := bob.get(path); r.status != http.StatusNotFound {
 		t.Errorf("another user's run page answered %d, want 404", r.status)
 	}
-	for _, action := range []string{"/star", "/note", "/delete", "/open", "/rerun", "/shares"} {
+	for _, action := range []string{"/star", "/note", "/delete", "/open", "/rerun", "/shares", "/preset"} {
 		r := bob.postForm(path+action, form("starred", "1", "note", "mine now", "audience", "public"))
 		if r.status != http.StatusNotFound {
 			t.Errorf("POST %s by another user answered %d, want 404", action, r.status)
@@ -131,6 +131,10 @@ func TestStarNoteRerunAndDelete(t *testing.T) {
 	if !bad.has("Nothing was sent") {
 		t.Error("a rerun on an unknown provider did not say why it was refused")
 	}
+
+	// Save as preset keeps the setup.
+	saved := admin.postFormFollow(path+"/preset", nil)
+	wantPage(t, saved, http.StatusOK, "Saved the run&#39;s setup as a preset.", "Star me")
 
 	// Open in playground loads the exact spec.
 	admin.submit(path+"/open", nil)

@@ -64,6 +64,7 @@ func routes(app *fiber.App, h *handlers.Handler, sessions *session.Manager) {
 	app.Post("/runs/:id/open", h.OpenRunInPlayground)
 	app.Post("/runs/:id/rerun", h.RerunRun)
 	app.Post("/runs/:id/shares", h.CreateRunShare)
+	app.Post("/runs/:id/preset", h.SaveRunAsPreset)
 	app.Post("/shares/:id/revoke", h.RevokeShare)
 
 	// Playground.
