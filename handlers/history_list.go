@@ -43,6 +43,9 @@ func (h *Handler) ShowHistoryPage(c *fiber.Ctx) error {
 	} else {
 		f.To = ""
 	}
+	if id, err := strconv.ParseInt(c.Query("preset"), 10, 64); err == nil && id > 0 {
+		filter.PresetID, f.Preset = id, strconv.FormatInt(id, 10)
+	}
 	if before, err := strconv.ParseInt(c.Query("before"), 10, 64); err == nil && before > 0 {
 		filter.Before = before
 	}
@@ -54,19 +57,26 @@ func (h *Handler) ShowHistoryPage(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
+	presets, err := h.store.Presets(ctx(c), u.ID, "")
+	if err != nil {
+		return err
+	}
 	v := views.HistoryView{
 		Page:      h.page(c, "History", "history"),
 		Filter:    f,
 		Providers: providers,
 		Models:    models,
-		Searching: f.Query != "" || f.Provider != "" || f.Model != "" || f.Status != "" || f.From != "" || f.To != "" || f.Starred,
+		Searching: f.Query != "" || f.Provider != "" || f.Model != "" || f.Status != "" || f.From != "" || f.To != "" || f.Starred || f.Preset != "",
+	}
+	for _, p := range presets {
+		v.Presets = append(v.Presets, views.KeyValue{Key: strconv.FormatInt(p.ID, 10), Value: p.Name})
 	}
 	for _, r := range runs {
 		v.Rows = append(v.Rows, historyRow(r))
 	}
 	if next != 0 {
 		q := url.Values{}
-		for k, val := range map[string]string{"q": f.Query, "provider": f.Provider, "model": f.Model, "status": f.Status, "from": f.From, "to": f.To} {
+		for k, val := range map[string]string{"q": f.Query, "provider": f.Provider, "model": f.Model, "status": f.Status, "from": f.From, "to": f.To, "preset": f.Preset} {
 			if val != "" {
 				q.Set(k, val)
 			}

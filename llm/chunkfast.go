@@ -132,8 +132,8 @@ func (s *scanner) literal(lit string) bool {
 // object walks the members of an object, calling member with each name
 // (the raw bytes between the quotes) after its colon; member consumes the
 // value. It gives up on names with escapes, which might spell a known
-// name, and on unknown names repeated (known ones are checked by the
-// callers, which know which they have seen).
+// name. Duplicate names are member's to catch: known ones with the
+// callers' bit sets (once), unknown ones with unknown.
 func (s *scanner) object(member func(name []byte) bool) bool {
 	if !s.consume('{') {
 		return false

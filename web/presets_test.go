@@ -151,6 +151,18 @@ func TestPresetVariablesAreFilledInTheRequestSent(t *testing.T) {
 	if !strings.Contains(stored.Spec, "{{topic}}") || !strings.Contains(stored.Variables, `"topic":"volcanoes"`) {
 		t.Errorf("history does not keep the template and the values: spec %s, variables %s", stored.Spec, stored.Variables)
 	}
+	// A run made from a preset is found by the history's preset filter.
+	pid := admin.savePreset("Filtered", "private")
+	fromPreset := strings.TrimSuffix(presetSpecJSON, "}") + fmt.Sprintf(`,"variables":{"topic":"a","audience":"b"},"preset_id":%d}`, pid)
+	r, run2 := admin.postRun(fromPreset)
+	if r.status != http.StatusCreated {
+		t.Fatalf("run from a preset: %d %s", r.status, r.body)
+	}
+	admin.readEvents(run2.Events, 0, nil)
+	filtered := admin.open(fmt.Sprintf("/history?preset=%d", pid))
+	if !filtered.has(fmt.Sprintf(`href="/runs/%d"`, run2.ID)) || filtered.has(fmt.Sprintf(`href="/runs/%d"`, run.ID)) {
+		t.Error("the preset filter does not list exactly the preset's runs")
+	}
 	// A variable without a value is named, and nothing is sent.
 	missing := strings.TrimSuffix(presetSpecJSON, "}") + `,"variables":{"topic":"volcanoes"}}`
 	r, _ = admin.postRun(missing)
