@@ -74,18 +74,27 @@ func (h *Handler) RemoveRun(c *fiber.Ctx) error {
 	return redirectWith(c, "/history", fmt.Sprintf("Deleted run %d.", run.ID))
 }
 
+// runState is a stored run's setup: its spec template and variable values.
+func runState(run db.Run) (playgroundState, error) {
+	var st playgroundState
+	if err := json.Unmarshal([]byte(run.Spec), &st.RunSpec); err != nil {
+		return st, fmt.Errorf("handlers: run %d has an unreadable spec: %w", run.ID, err)
+	}
+	if run.Variables != "" {
+		_ = json.Unmarshal([]byte(run.Variables), &st.Variables) // stored by us: well formed
+	}
+	return st, nil
+}
+
 // OpenRunInPlayground loads a run's exact spec into the playground.
 func (h *Handler) OpenRunInPlayground(c *fiber.Ctx) error {
 	run, err := h.ownRun(c)
 	if err != nil {
 		return err
 	}
-	var st playgroundState
-	if err := json.Unmarshal([]byte(run.Spec), &st.RunSpec); err != nil {
-		return fmt.Errorf("handlers: run %d has an unreadable spec: %w", run.ID, err)
-	}
-	if run.Variables != "" {
-		_ = json.Unmarshal([]byte(run.Variables), &st.Variables)
+	st, err := runState(run)
+	if err != nil {
+		return err
 	}
 	b, err := json.Marshal(st)
 	if err != nil {
@@ -104,12 +113,9 @@ func (h *Handler) RerunRun(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	var st playgroundState
-	if err := json.Unmarshal([]byte(run.Spec), &st.RunSpec); err != nil {
-		return fmt.Errorf("handlers: run %d has an unreadable spec: %w", run.ID, err)
-	}
-	if run.Variables != "" {
-		_ = json.Unmarshal([]byte(run.Variables), &st.Variables) // stored by us: well formed
+	st, err := runState(run)
+	if err != nil {
+		return err
 	}
 	st.PresetID = run.PresetID
 	spec := &st.RunSpec
