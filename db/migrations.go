@@ -185,6 +185,26 @@ CREATE TRIGGER presets_forget AFTER DELETE ON presets BEGIN
 	DELETE FROM shares WHERE kind = 'preset' AND target_id = old.id;
 END;
 `,
+	// 6: comparison groups: who owns each, its title and its pane specs;
+	// each run's pane in its group; and the time of each event of a run,
+	// for replay at the recorded pace. groups.id is AUTOINCREMENT so that
+	// runs.group_id of a removed group never comes to mean another one.
+	`
+CREATE TABLE groups (
+	id         INTEGER PRIMARY KEY AUTOINCREMENT,
+	owner_id   INTEGER NOT NULL REFERENCES users (id) ON DELETE CASCADE,
+	title      TEXT NOT NULL DEFAULT '',
+	panes      TEXT NOT NULL DEFAULT '[]',
+	created_at INTEGER NOT NULL
+);
+CREATE INDEX groups_owner ON groups (owner_id, id DESC);
+ALTER TABLE runs ADD COLUMN pane INTEGER;
+ALTER TABLE runs ADD COLUMN event_times BLOB NOT NULL DEFAULT x'';
+-- However a group goes (its owner removed), its share links stop working.
+CREATE TRIGGER groups_forget AFTER DELETE ON groups BEGIN
+	DELETE FROM shares WHERE kind = 'group' AND target_id = old.id;
+END;
+`,
 }
 
 // afterMigration holds the steps, in Go, that complete a migration in

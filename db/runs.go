@@ -38,6 +38,13 @@ type Run struct {
 	Note     string
 	PresetID int64 // 0 when the run was not made from a preset
 	GroupID  int64 // 0 when the run is not part of a comparison
+	// Pane is the run's place in its comparison, from 0; stored only
+	// when GroupID is set.
+	Pane int
+	// EventTimes holds when each frame of Events was sent, as a
+	// little-endian uint32 of milliseconds from the run's start per
+	// frame; loaded only with Events by GroupRuns and SharedGroup.
+	EventTimes []byte
 	// Variables is the JSON object of the values filled into the
 	// placeholders of Spec, which keeps the template; "" when none.
 	Variables string
@@ -55,13 +62,17 @@ func nullID(id int64) any {
 // enters the history search in the same transaction.
 func (s *Store) CreateRun(ctx context.Context, r Run) (int64, error) {
 	p := specText(r.Spec)
+	var pane any // NULL outside a comparison
+	if r.GroupID != 0 {
+		pane = r.Pane
+	}
 	var id int64
 	err := s.tx(ctx, func(tx *sql.Tx) error {
 		err := tx.QueryRowContext(ctx, `
-INSERT INTO runs (user_id, provider, endpoint, model, spec, status, created_at, preset_id, group_id, prompt_line, variables)
-VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id`,
+INSERT INTO runs (user_id, provider, endpoint, model, spec, status, created_at, preset_id, group_id, pane, prompt_line, variables)
+VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id`,
 			r.UserID, r.Provider, r.Endpoint, r.Model, r.Spec, RunRunning, r.CreatedAt.UnixMilli(),
-			nullID(r.PresetID), nullID(r.GroupID), p.PromptLine, r.Variables).Scan(&id)
+			nullID(r.PresetID), nullID(r.GroupID), pane, p.PromptLine, r.Variables).Scan(&id)
 		if err != nil {
 			return err
 		}
@@ -133,6 +144,19 @@ func (s *Store) SetRunRawResponse(ctx context.Context, id int64, raw []byte) err
 	return nil
 }
 
+// SetRunEventTimes keeps when each of a finished run's frames was sent
+// (see Run.EventTimes), for replay at the recorded pace.
+func (s *Store) SetRunEventTimes(ctx context.Context, id int64, times []byte) error {
+	if times == nil {
+		times = []byte{}
+	}
+	_, err := s.w.ExecContext(ctx, `UPDATE runs SET event_times = ? WHERE id = ?`, times, id)
+	if err != nil {
+		return fmt.Errorf("db: unable to store the event times of run %d: %w", id, err)
+	}
+	return nil
+}
+
 // RunRawResponse loads the provider's raw answer of one of user's runs.
 func (s *Store) RunRawResponse(ctx context.Context, user, id int64) ([]byte, error) {
 	var raw []byte
@@ -158,13 +182,13 @@ func (s *Store) InterruptRuns(ctx context.Context) (int64, error) {
 }
 
 const runColumns = `id, user_id, provider, endpoint, model, spec, status, created_at, ifnull(finished_at, 0), raw_request, result,
-	starred, note, ifnull(preset_id, 0), ifnull(group_id, 0), variables`
+	starred, note, ifnull(preset_id, 0), ifnull(group_id, 0), variables, ifnull(pane, 0)`
 
 func scanRun(row interface{ Scan(...any) error }, more ...any) (Run, error) {
 	var r Run
 	var created, finished int64
 	err := row.Scan(append([]any{&r.ID, &r.UserID, &r.Provider, &r.Endpoint, &r.Model, &r.Spec, &r.Status, &created, &finished, &r.RawRequest, &r.Result,
-		&r.Starred, &r.Note, &r.PresetID, &r.GroupID, &r.Variables}, more...)...)
+		&r.Starred, &r.Note, &r.PresetID, &r.GroupID, &r.Variables, &r.Pane}, more...)...)
 	r.CreatedAt = time.UnixMilli(created)
 	if finished != 0 {
 		r.FinishedAt = time.UnixMilli(finished)

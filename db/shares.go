@@ -11,7 +11,7 @@ import (
 // Share kinds: what a share link shows.
 const (
 	ShareRun    = "run"
-	ShareGroup  = "group"  // a comparison: the runs with that group_id
+	ShareGroup  = "group"  // a comparison group and the runs with its group_id
 	SharePreset = "preset" // a preset, opened read-only
 )
 
@@ -63,7 +63,7 @@ func (s *Store) CreateShare(ctx context.Context, owner int64, kind string, targe
 	owns := `SELECT count(*) FROM runs WHERE id = ? AND user_id = ?`
 	switch kind {
 	case ShareGroup:
-		owns = `SELECT count(*) FROM (SELECT 1 FROM runs WHERE group_id = ? AND user_id = ? LIMIT 1)`
+		owns = `SELECT count(*) FROM groups WHERE id = ? AND owner_id = ?`
 	case SharePreset:
 		// Only the owner shares a preset, even a team one an admin may edit.
 		owns = `SELECT count(*) FROM presets WHERE id = ? AND owner_id = ?`

@@ -53,24 +53,47 @@ func (h *Handler) CreateRun(c *fiber.Ctx) error {
 // starts it with the filled spec. Field errors come back in fields, with
 // nothing sent or stored.
 func (h *Handler) startRun(ctx context.Context, user int64, st playgroundState) (id int64, fields map[string]string, err error) {
-	fields = map[string]string{}
+	p, fields, err := h.prepareRun(ctx, user, st)
+	if err != nil || len(fields) > 0 {
+		return 0, fields, err
+	}
+	id, err = h.launchRun(ctx, user, p, 0, 0)
+	return id, nil, err
+}
+
+// preparedRun is a run validated and ready to start: what launchRun
+// stores and sends.
+type preparedRun struct {
+	template llm.RunSpec // as the user wrote it, placeholders and all
+	spec     llm.RunSpec // with the variables filled in
+	provider string
+	model    llm.Model
+	client   *llm.Client
+	vars     []byte // the variable values as JSON; nil when none
+	presetID int64
+}
+
+// prepareRun fills the variables into the spec and validates it for
+// user, sending and storing nothing. Field errors come back in fields.
+func (h *Handler) prepareRun(ctx context.Context, user int64, st playgroundState) (preparedRun, map[string]string, error) {
+	fields := map[string]string{}
 	template := st.RunSpec
 	spec, missing, err := preset.Fill(template, st.Variables)
 	if err != nil {
 		fields["body"] = "The variables cannot be filled in: " + err.Error()
-		return 0, fields, nil
+		return preparedRun{}, fields, nil
 	}
 	for _, name := range missing {
 		fields["variables."+name] = "Give {{" + name + "}} a value."
 	}
 	if len(fields) > 0 {
-		return 0, fields, nil
+		return preparedRun{}, fields, nil
 	}
 	p, err := h.findProvider(ctx, spec.Provider)
 	if errors.Is(err, errNoProvider) {
 		fields["provider"] = "There is no provider " + strconv.Quote(spec.Provider) + "."
 	} else if err != nil {
-		return 0, nil, err
+		return preparedRun{}, nil, err
 	}
 	if !spec.Endpoint.Valid() {
 		fields["endpoint"] = `Choose the endpoint "chat" or "completion".`
@@ -91,43 +114,48 @@ func (h *Handler) startRun(ctx context.Context, user int64, st playgroundState) 
 		case errors.Is(err, vault.ErrOpen):
 			fields["provider"] = "The stored " + p.Name + " key cannot be read (was KNOBS_SECRET changed?). Save it again in Settings."
 		case err != nil:
-			return 0, nil, err
+			return preparedRun{}, nil, err
 		}
 	}
 	if len(fields) > 0 {
-		return 0, fields, nil
-	}
-
-	specJSON, err := json.Marshal(template)
-	if err != nil {
-		return 0, nil, err
+		return preparedRun{}, fields, nil
 	}
 	var vars []byte
 	if len(st.Variables) > 0 {
 		vars, _ = json.Marshal(st.Variables)
 	}
-	presetID := st.PresetID
+	return preparedRun{template: template, spec: spec, provider: p.ID, model: model, client: client, vars: vars, presetID: st.PresetID}, nil, nil
+}
+
+// launchRun stores a prepared run of user, as pane `pane` of comparison
+// group when group is not 0, and starts it.
+func (h *Handler) launchRun(ctx context.Context, user int64, p preparedRun, group int64, pane int) (int64, error) {
+	specJSON, err := json.Marshal(p.template)
+	if err != nil {
+		return 0, err
+	}
+	presetID := p.presetID
 	if presetID != 0 {
 		// Only a preset the user can see is recorded, and it counts as used.
 		if h.store.TouchPreset(ctx, user, presetID) != nil {
 			presetID = 0
 		}
 	}
-	id, err = h.store.CreateRun(ctx, db.Run{
-		UserID: user, Provider: p.ID, Endpoint: string(spec.Endpoint), Model: spec.Model(),
-		Spec: string(specJSON), Variables: string(vars), PresetID: presetID, CreatedAt: time.Now(),
+	id, err := h.store.CreateRun(ctx, db.Run{
+		UserID: user, Provider: p.provider, Endpoint: string(p.spec.Endpoint), Model: p.spec.Model(),
+		Spec: string(specJSON), Variables: string(p.vars), PresetID: presetID, GroupID: group, Pane: pane, CreatedAt: time.Now(),
 	})
 	if err != nil {
-		return 0, nil, err
+		return 0, err
 	}
-	if _, err := h.runner.Start(id, user, client, spec, model); err != nil {
+	if _, err := h.runner.Start(id, user, p.client, p.spec, p.model); err != nil {
 		// Shutting down: the row must not stay "running" until the next start.
 		if ferr := h.store.FinishRun(context.Background(), id, db.RunInterrupted, "", "{}", nil, time.Now()); ferr != nil {
 			h.log.Error("storing a run that could not start", "run", id, "err", ferr)
 		}
-		return 0, nil, fiber.NewError(fiber.StatusServiceUnavailable, "Knobs is shutting down; try again in a moment.")
+		return 0, fiber.NewError(fiber.StatusServiceUnavailable, "Knobs is shutting down; try again in a moment.")
 	}
-	return id, nil, nil
+	return id, nil
 }
 
 // readSpec reads a RunSpec, with the preset and variable values that came

@@ -3,6 +3,7 @@ package runner
 import (
 	"bytes"
 	"context"
+	"encoding/binary"
 	"encoding/json"
 	"strings"
 	"sync"
@@ -22,6 +23,7 @@ type Run struct {
 
 	mu         sync.Mutex
 	frames     [][]byte      // frames[i] is the SSE frame with id i+1
+	times      []uint32      // times[i] is when frames[i] was added, in ms from started
 	changed    chan struct{} // closed and replaced when frames grow, once handed out
 	watched    bool          // changed was handed out by Frames
 	finished   bool
@@ -152,6 +154,9 @@ func (run *Run) emitText(event string, choice int, text string) {
 // given it: a listener still writing earlier frames needs no new one.
 func (run *Run) add(f []byte) {
 	run.frames = append(run.frames, f)
+	if !run.started.IsZero() {
+		run.times = append(run.times, uint32(time.Since(run.started).Milliseconds()))
+	}
 	if run.watched {
 		close(run.changed)
 		run.changed = make(chan struct{})
@@ -285,11 +290,12 @@ func (run *Run) snapshot() (int, string) {
 }
 
 // finish builds the closing frames (the error, if any, then done) and
-// returns them, every frame of the run joined with them, for replay, and
-// the final result as JSON. The closing frames are not published yet:
-// publish does that once the run is stored, so that a listener who sees
-// done finds the run in history.
-func (run *Run) finish(status string, upstreamErr *llm.Error, render func(string) string, body []byte) (closing [][]byte, events []byte, result string) {
+// returns them, every frame of the run joined with them, for replay, when
+// each of those frames was sent (see EncodeTimes), and the final result
+// as JSON. The closing frames are not published yet: publish does that
+// once the run is stored, so that a listener who sees done finds the run
+// in history.
+func (run *Run) finish(status string, upstreamErr *llm.Error, render func(string) string, body []byte) (closing [][]byte, events, times []byte, result string) {
 	now := time.Now()
 	run.mu.Lock()
 	defer run.mu.Unlock()
@@ -318,7 +324,32 @@ func (run *Run) finish(status string, upstreamErr *llm.Error, render func(string
 	b, _ := json.Marshal(run.result)
 	all := make([][]byte, 0, len(run.frames)+len(closing))
 	all = append(append(all, run.frames...), closing...)
-	return closing, bytes.Join(all, nil), string(b)
+	at := uint32(now.Sub(run.started).Milliseconds())
+	times = EncodeTimes(run.times, len(closing), at)
+	return closing, bytes.Join(all, nil), times, string(b)
+}
+
+// EncodeTimes encodes frame times as stored (a little-endian uint32 per
+// frame), with n more frames at `at` after them.
+func EncodeTimes(times []uint32, n int, at uint32) []byte {
+	b := make([]byte, 0, 4*(len(times)+n))
+	for _, t := range times {
+		b = binary.LittleEndian.AppendUint32(b, t)
+	}
+	for range n {
+		b = binary.LittleEndian.AppendUint32(b, at)
+	}
+	return b
+}
+
+// DecodeTimes reads frame times as EncodeTimes stores them: each frame's
+// offset from its run's start, in milliseconds.
+func DecodeTimes(b []byte) []uint32 {
+	out := make([]uint32, len(b)/4)
+	for i := range out {
+		out[i] = binary.LittleEndian.Uint32(b[4*i:])
+	}
+	return out
 }
 
 // publish sends the closing frames to the listeners and marks the run

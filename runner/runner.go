@@ -21,6 +21,7 @@ type Store interface {
 	CheckpointRun(ctx context.Context, id int64, rawRequest, result string) error
 	FinishRun(ctx context.Context, id int64, status, rawRequest, result string, events []byte, at time.Time) error
 	SetRunRawResponse(ctx context.Context, id int64, raw []byte) error
+	SetRunEventTimes(ctx context.Context, id int64, times []byte) error
 }
 
 // Streamer opens a provider stream; *llm.Client is one.
@@ -200,7 +201,7 @@ func (r *Runner) drive(ctx context.Context, run *Run, s Streamer, spec llm.RunSp
 	case upstreamErr != nil:
 		status = db.RunError
 	}
-	closing, events, result := run.finish(status, upstreamErr, r.opts.Render, spec.Body)
+	closing, events, times, result := run.finish(status, upstreamErr, r.opts.Render, spec.Body)
 	raw, _ := json.Marshal(run.request())
 	// The run's own context is cancelled by now: save with a fresh one.
 	saveCtx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
@@ -210,6 +211,9 @@ func (r *Runner) drive(ctx context.Context, run *Run, s Streamer, spec llm.RunSp
 	}
 	if err := r.store.SetRunRawResponse(saveCtx, run.ID, st.RawResponse()); err != nil {
 		r.log.Error("storing the raw response", "run", run.ID, "err", err)
+	}
+	if err := r.store.SetRunEventTimes(saveCtx, run.ID, times); err != nil {
+		r.log.Error("storing the event times", "run", run.ID, "err", err)
 	}
 	run.publish(status, closing)
 	run.cancel(nil) // release the context's resources

@@ -32,6 +32,8 @@ func routes(app *fiber.App, h *handlers.Handler, sessions *session.Manager) {
 	app.Post("/s/:token/open", h.OpenSharedRun)
 	app.Get("/p/:token", h.ShowSharedPreset)
 	app.Post("/p/:token/open", h.CopySharedPreset)
+	app.Get("/g/:token", h.ShowSharedGroup)
+	app.Get("/g/:token/replay", h.ReplaySharedGroup)
 
 	// Everything below needs a signed-in user.
 	app.Use(h.RequireUser)
@@ -78,6 +80,13 @@ func routes(app *fiber.App, h *handlers.Handler, sessions *session.Manager) {
 	app.Get("/runs/:id/events", h.RunEvents)
 	app.Post("/runs/:id/cancel", h.CancelRun)
 	app.Get("/runs/:id/raw", h.ShowRawResponse)
+
+	// Compare: every pane over one stream; POST /runs/:id/cancel stops one.
+	app.Post("/compare/runs", h.CreateCompareRuns)
+	app.Get("/groups/:id/events", h.GroupEvents)
+	app.Post("/groups/:id/cancel", h.CancelGroup)
+	app.Get("/groups/:id/replay", h.ReplayGroup)
+	app.Post("/groups/:id/shares", h.CreateGroupShare)
 
 	// History: compare, export.
 	app.Get("/history/compare", h.ShowRunComparePage)

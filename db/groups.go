@@ -1,0 +1,143 @@
+package db
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"time"
+)
+
+// Group is a comparison: runs made side by side, one per pane.
+type Group struct {
+	ID      int64
+	OwnerID int64
+	Title   string
+	// Panes is the JSON array of the pane specs the group was made
+	// with; the store keeps it opaque.
+	Panes     string
+	CreatedAt time.Time
+	// RunIDs holds the run of each pane, indexed by pane; 0 where a
+	// pane's run was removed since.
+	RunIDs []int64
+}
+
+// CreateGroup stores a new comparison group of owner and returns its id.
+func (s *Store) CreateGroup(ctx context.Context, owner int64, title, panes string) (int64, error) {
+	if panes == "" {
+		panes = "[]"
+	}
+	var id int64
+	err := s.w.QueryRowContext(ctx, `INSERT INTO groups (owner_id, title, panes, created_at) VALUES (?, ?, ?, ?) RETURNING id`,
+		owner, title, panes, time.Now().UnixMilli()).Scan(&id)
+	if err != nil {
+		return 0, fmt.Errorf("db: unable to create group: %w", err)
+	}
+	return id, nil
+}
+
+// Group loads one of viewer's comparison groups with the run of each
+// pane; another user's group is ErrNotFound.
+func (s *Store) Group(ctx context.Context, viewer, id int64) (Group, error) {
+	g, err := s.group(ctx, id, viewer)
+	if err != nil {
+		return Group{}, err
+	}
+	rows, err := s.r.QueryContext(ctx, `SELECT id, ifnull(pane, 0) FROM runs WHERE group_id = ? AND user_id = ? ORDER BY pane, id`, id, viewer)
+	if err != nil {
+		return Group{}, fmt.Errorf("db: unable to load the runs of group %d: %w", id, err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var run int64
+		var pane int
+		if err := rows.Scan(&run, &pane); err != nil {
+			return Group{}, fmt.Errorf("db: unable to load the runs of group %d: %w", id, err)
+		}
+		g.RunIDs = placeRun(g.RunIDs, pane, run)
+	}
+	if err := rows.Err(); err != nil {
+		return Group{}, fmt.Errorf("db: unable to load the runs of group %d: %w", id, err)
+	}
+	return g, nil
+}
+
+// placeRun puts run at index pane of ids, growing it with zeros; the
+// first run of a pane wins.
+func placeRun(ids []int64, pane int, run int64) []int64 {
+	if pane < 0 || pane > 1000 {
+		return ids
+	}
+	for len(ids) <= pane {
+		ids = append(ids, 0)
+	}
+	if ids[pane] == 0 {
+		ids[pane] = run
+	}
+	return ids
+}
+
+// group loads group id of owner, without its runs.
+func (s *Store) group(ctx context.Context, id, owner int64) (Group, error) {
+	g := Group{ID: id}
+	var created int64
+	err := s.r.QueryRowContext(ctx, `SELECT owner_id, title, panes, created_at FROM groups WHERE id = ? AND owner_id = ?`, id, owner).
+		Scan(&g.OwnerID, &g.Title, &g.Panes, &created)
+	if errors.Is(err, sql.ErrNoRows) {
+		return Group{}, ErrNotFound
+	}
+	if err != nil {
+		return Group{}, fmt.Errorf("db: unable to load group %d: %w", id, err)
+	}
+	g.CreatedAt = time.UnixMilli(created)
+	return g, nil
+}
+
+// GroupRuns loads the runs of one of viewer's groups in pane order, with
+// their events and event times, for replay. Another user's group has no
+// runs.
+func (s *Store) GroupRuns(ctx context.Context, viewer, id int64) ([]Run, error) {
+	rows, err := s.r.QueryContext(ctx, `SELECT `+runColumns+`, events, event_times FROM runs WHERE group_id = ? AND user_id = ? ORDER BY pane, id`, id, viewer)
+	if err != nil {
+		return nil, fmt.Errorf("db: unable to load the runs of group %d: %w", id, err)
+	}
+	defer rows.Close()
+	var out []Run
+	for rows.Next() {
+		var ev, times []byte
+		r, err := scanRun(rows, &ev, &times)
+		if err != nil {
+			return nil, fmt.Errorf("db: unable to load the runs of group %d: %w", id, err)
+		}
+		r.Events, r.EventTimes = ev, times
+		out = append(out, r)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("db: unable to load the runs of group %d: %w", id, err)
+	}
+	return out, nil
+}
+
+// SharedGroup loads the comparison an active group share link points
+// to, with its runs in pane order (events and event times included) and
+// the share (whose Audience the caller enforces). ErrNotFound for an
+// unknown or revoked token, or a group gone since.
+func (s *Store) SharedGroup(ctx context.Context, token string) (Group, []Run, Share, error) {
+	sh, err := scanShare(s.r.QueryRowContext(ctx,
+		`SELECT `+shareColumns+` FROM shares WHERE token = ? AND kind = ? AND revoked_at IS NULL`, token, ShareGroup))
+	if errors.Is(err, sql.ErrNoRows) {
+		return Group{}, nil, Share{}, ErrNotFound
+	}
+	if err != nil {
+		return Group{}, nil, Share{}, fmt.Errorf("db: unable to load a share: %w", err)
+	}
+	g, err := s.Group(ctx, sh.OwnerID, sh.TargetID)
+	if err != nil {
+		return Group{}, nil, Share{}, err
+	}
+	runs, err := s.GroupRuns(ctx, sh.OwnerID, sh.TargetID)
+	if err != nil {
+		return Group{}, nil, Share{}, err
+	}
+	return g, runs, sh, nil
+}

@@ -1,0 +1,110 @@
+package handlers
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"strconv"
+	"unicode/utf8"
+
+	"github.com/gofiber/fiber/v2"
+)
+
+// A comparison has this many panes, at least and at most; six is also
+// what a browser's six connections per origin would have allowed.
+const (
+	minPanes = 2
+	maxPanes = 6
+)
+
+// maxGroupTitle bounds a comparison's title, in characters.
+const maxGroupTitle = 200
+
+// compareRequest is the body of POST /compare/runs.
+type compareRequest struct {
+	Title string            `json:"title"`
+	Panes []playgroundState `json:"panes"`
+}
+
+// compareCreated is the answer to a comparison started.
+type compareCreated struct {
+	Group  int64   `json:"group"`
+	Runs   []int64 `json:"runs"` // in pane order
+	Events string  `json:"events"`
+}
+
+// invalidPane is one pane's field errors.
+type invalidPane struct {
+	Index  int               `json:"index"`
+	Fields map[string]string `json:"fields"`
+}
+
+// invalidCompare is the answer when a comparison cannot start; nothing
+// was sent or stored.
+type invalidCompare struct {
+	Error string        `json:"error"`
+	Panes []invalidPane `json:"panes,omitempty"`
+}
+
+// CreateCompareRuns starts a comparison: it validates every pane, then
+// stores a group and starts every pane's run at once. It takes JSON
+// {"title", "panes": [{"provider","endpoint","body","variables"?}, ...]}
+// and answers {"group","runs","events"}.
+func (h *Handler) CreateCompareRuns(c *fiber.Ctx) error {
+	u, _ := CurrentUser(c)
+	var req compareRequest
+	dec := json.NewDecoder(bytes.NewReader(c.Body()))
+	dec.DisallowUnknownFields()
+	err := dec.Decode(&req)
+	if err == nil && dec.More() {
+		err = errors.New("there is more after the JSON object")
+	}
+	if err != nil {
+		return c.Status(fiber.StatusBadRequest).JSON(fiber.Map{"error": "The request is not a comparison: " + err.Error() + `. Send {"title", "panes": [{"provider", "endpoint", "body"}, ...]}.`})
+	}
+	if n := len(req.Panes); n < minPanes || n > maxPanes {
+		return c.Status(fiber.StatusUnprocessableEntity).JSON(invalidCompare{
+			Error: "A comparison has " + strconv.Itoa(minPanes) + " to " + strconv.Itoa(maxPanes) + " panes; this one has " + strconv.Itoa(n) + "."})
+	}
+	if utf8.RuneCountInString(req.Title) > maxGroupTitle {
+		return c.Status(fiber.StatusUnprocessableEntity).JSON(invalidCompare{
+			Error: "The title is longer than " + strconv.Itoa(maxGroupTitle) + " characters."})
+	}
+
+	prepared := make([]preparedRun, len(req.Panes))
+	var invalid []invalidPane
+	for i, pane := range req.Panes {
+		p, fields, err := h.prepareRun(ctx(c), u.ID, pane)
+		if err != nil {
+			return err
+		}
+		if len(fields) > 0 {
+			invalid = append(invalid, invalidPane{Index: i, Fields: fields})
+		}
+		prepared[i] = p
+	}
+	if len(invalid) > 0 {
+		return c.Status(fiber.StatusUnprocessableEntity).JSON(invalidCompare{Error: "Nothing was sent: fix the panes marked.", Panes: invalid})
+	}
+
+	panes, err := json.Marshal(req.Panes)
+	if err != nil {
+		return err
+	}
+	group, err := h.store.CreateGroup(ctx(c), u.ID, req.Title, string(panes))
+	if err != nil {
+		return err
+	}
+	out := compareCreated{Group: group, Runs: make([]int64, len(prepared)), Events: groupPath(group) + "/events"}
+	for i, p := range prepared {
+		id, err := h.launchRun(ctx(c), u.ID, p, group, i)
+		if err != nil {
+			return err // shutting down: the panes started go on and are stored
+		}
+		out.Runs[i] = id
+	}
+	return c.Status(fiber.StatusCreated).JSON(out)
+}
+
+// groupPath is the URL path of comparison group id.
+func groupPath(id int64) string { return "/groups/" + strconv.FormatInt(id, 10) }

@@ -1,0 +1,289 @@
+package handlers
+
+import (
+	"cmp"
+	"encoding/json"
+	"errors"
+	"net/url"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/gofiber/fiber/v2"
+
+	"knobs/db"
+	"knobs/runner"
+	"knobs/web/sse"
+)
+
+// A replay sends every pane's stored frames again at the pace they were
+// first sent, on one clock from the start of the replay, in the same
+// format as a group's live stream (see group_events.go), then
+// group_done. It reads only the database: no network, no key, no
+// provider call, so a demo runs anywhere.
+
+// ReplayGroup replays one of the signed-in user's comparisons.
+func (h *Handler) ReplayGroup(c *fiber.Ctx) error {
+	u, _ := CurrentUser(c)
+	g, err := h.ownGroup(c)
+	if err != nil {
+		return err
+	}
+	runs, err := h.store.GroupRuns(ctx(c), u.ID, g.ID)
+	if err != nil {
+		return err
+	}
+	return h.serveReplay(c, g, runs)
+}
+
+// sharedGroup loads the comparison behind a share token that the viewer
+// may open; unknown and revoked tokens are 404. ok is false when the
+// link is for the team and nobody is signed in.
+func (h *Handler) sharedGroup(c *fiber.Ctx) (g db.Group, runs []db.Run, ok bool, err error) {
+	notFound := fiber.NewError(fiber.StatusNotFound, "This link does not open anything: it is unknown or was revoked.")
+	token := c.Params("token")
+	if len(token) > 64 {
+		return db.Group{}, nil, false, notFound
+	}
+	g, runs, share, err := h.store.SharedGroup(ctx(c), token)
+	if errors.Is(err, db.ErrNotFound) {
+		return db.Group{}, nil, false, notFound
+	}
+	if err != nil {
+		return db.Group{}, nil, false, err
+	}
+	_, signedIn := CurrentUser(c)
+	return g, runs, share.Audience == db.SharePublic || signedIn, nil
+}
+
+// sharedPane is one pane of a shared comparison.
+type sharedPane struct {
+	Pane     int             `json:"pane"`
+	Run      int64           `json:"run"`
+	Provider string          `json:"provider"`
+	Model    string          `json:"model"`
+	Endpoint string          `json:"endpoint"`
+	Spec     json.RawMessage `json:"spec"`
+	Status   string          `json:"status"`
+	Metrics  json.RawMessage `json:"metrics"`
+}
+
+// sharedComparison is what GET /g/:token answers.
+type sharedComparison struct {
+	Title     string       `json:"title"`
+	CreatedAt time.Time    `json:"created_at"`
+	Panes     []sharedPane `json:"panes"`
+	Replay    string       `json:"replay"`
+}
+
+// ShowSharedGroup answers a shared comparison as JSON: each pane's
+// provider, model, spec, status and metrics, never a key.
+func (h *Handler) ShowSharedGroup(c *fiber.Ctx) error {
+	g, runs, ok, err := h.sharedGroup(c)
+	if err != nil {
+		return err
+	}
+	if !ok {
+		if strings.Contains(c.Get(fiber.HeaderAccept), fiber.MIMETextHTML) {
+			return c.Redirect("/login?next="+url.QueryEscape(c.OriginalURL()), fiber.StatusSeeOther)
+		}
+		return fiber.NewError(fiber.StatusUnauthorized, "Sign in first.")
+	}
+	out := sharedComparison{Title: g.Title, CreatedAt: g.CreatedAt, Panes: []sharedPane{}, Replay: "/g/" + c.Params("token") + "/replay"}
+	for _, r := range runs {
+		var res struct {
+			Metrics json.RawMessage `json:"metrics"`
+		}
+		_ = json.Unmarshal([]byte(r.Result), &res) // a broken checkpoint has no metrics
+		if res.Metrics == nil {
+			res.Metrics = json.RawMessage(`{}`)
+		}
+		spec := json.RawMessage(r.Spec)
+		if !json.Valid(spec) {
+			spec = json.RawMessage(`{}`)
+		}
+		out.Panes = append(out.Panes, sharedPane{Pane: r.Pane, Run: r.ID, Provider: r.Provider, Model: r.Model, Endpoint: r.Endpoint,
+			Spec: spec, Status: r.Status, Metrics: res.Metrics})
+	}
+	c.Set("Cache-Control", "private, no-store")
+	return c.JSON(out)
+}
+
+// ReplaySharedGroup replays a shared comparison: a public link needs no
+// account, a team link a signed-in member.
+func (h *Handler) ReplaySharedGroup(c *fiber.Ctx) error {
+	g, runs, ok, err := h.sharedGroup(c)
+	if err != nil {
+		return err
+	}
+	if !ok {
+		return fiber.NewError(fiber.StatusUnauthorized, "Sign in first.")
+	}
+	c.Set("Cache-Control", "private, no-store")
+	return h.serveReplay(c, g, runs)
+}
+
+// CreateGroupShare makes a read-only link to one of the signed-in user's
+// comparisons, for the team or for anyone ("audience" as a form field or
+// JSON), and answers {"id","token","url","replay"}. POST
+// /shares/:id/revoke stops it.
+func (h *Handler) CreateGroupShare(c *fiber.Ctx) error {
+	g, err := h.ownGroup(c)
+	if err != nil {
+		return err
+	}
+	var in struct {
+		Audience string `json:"audience" form:"audience"`
+	}
+	if err := c.BodyParser(&in); err != nil {
+		return c.Status(fiber.StatusBadRequest).JSON(fiber.Map{"error": "Send the audience: team or public."})
+	}
+	if in.Audience != db.ShareTeam && in.Audience != db.SharePublic {
+		return c.Status(fiber.StatusUnprocessableEntity).JSON(fiber.Map{"error": "Choose who the link is for: team members or anyone with the link."})
+	}
+	sh, err := h.store.CreateShare(ctx(c), g.OwnerID, db.ShareGroup, g.ID, in.Audience)
+	if err != nil {
+		return err
+	}
+	return c.Status(fiber.StatusCreated).JSON(fiber.Map{"id": sh.ID, "token": sh.Token, "url": "/g/" + sh.Token, "replay": "/g/" + sh.Token + "/replay"})
+}
+
+// serveReplay streams the replay of group g whose runs are runs.
+func (h *Handler) serveReplay(c *fiber.Ctx, g db.Group, runs []db.Run) error {
+	byPane := make([]db.Run, len(g.RunIDs))
+	for _, r := range runs {
+		if r.Pane >= 0 && r.Pane < len(byPane) && byPane[r.Pane].ID == 0 {
+			byPane[r.Pane] = r
+		}
+	}
+	sent, complete := groupCursor(c, len(byPane))
+	if complete {
+		return c.SendStatus(fiber.StatusNoContent)
+	}
+	src := newReplaySource(g.RunIDs, byPane, sent)
+	return sse.Serve(c, src, 0, src.close, h.log)
+}
+
+// replayFrame is one stored frame of one pane and when it was first sent.
+type replayFrame struct {
+	at    time.Duration // from its run's start
+	pane  int
+	frame []byte
+}
+
+// replaySource is an sse.Source that hands out stored frames as their
+// time comes. sse.Serve calls Frames from one goroutine; close stops the
+// timer when the stream ends.
+type replaySource struct {
+	mux    paneMux
+	panes  []sse.Recorded
+	order  []replayFrame // every frame still to send, by time
+	next   int           // order[next] is the next to send
+	offset time.Duration // the time of the first frame to send, the replay's zero
+	start  time.Time     // when the replay began; zero until the first Frames
+
+	pending [][]byte
+	base    int
+	done    bool
+
+	mu      sync.Mutex // guards timer against close
+	timer   *time.Timer
+	due     chan struct{} // closed when order[dueFor] is due
+	dueFor  int
+	stopped bool
+}
+
+// newReplaySource orders the frames of every pane after sent (frames
+// already sent per pane, from Last-Event-ID) by their recorded times. A
+// run without times for its frames (one older than replay, or rebuilt
+// from a checkpoint) replays at once.
+func newReplaySource(ids []int64, runs []db.Run, sent []int) *replaySource {
+	s := &replaySource{mux: paneMux{runs: ids, sent: sent}, panes: make([]sse.Recorded, len(runs)), dueFor: -1}
+	for i, r := range runs {
+		frames := sse.Split(storedEvents(r))
+		s.panes[i] = frames
+		times := runner.DecodeTimes(r.EventTimes)
+		if len(times) != len(frames) {
+			times = make([]uint32, len(frames))
+		}
+		for j := min(sent[i], len(frames)); j < len(frames); j++ {
+			s.order = append(s.order, replayFrame{at: time.Duration(times[j]) * time.Millisecond, pane: i, frame: frames[j]})
+		}
+	}
+	// Stable: a pane's frames keep their order, and panes theirs at a tie.
+	slices.SortStableFunc(s.order, func(a, b replayFrame) int { return cmp.Compare(a.at, b.at) })
+	if len(s.order) > 0 {
+		s.offset = s.order[0].at // a resumed replay goes on at once
+	}
+	return s
+}
+
+// Frames implements sse.Source.
+func (s *replaySource) Frames(after int) ([][]byte, bool, <-chan struct{}) {
+	if n := min(max(after-s.base, 0), len(s.pending)); n > 0 {
+		clear(s.pending[:n])
+		s.pending, s.base = s.pending[n:], s.base+n
+	}
+	if len(s.pending) > 0 {
+		return s.pending, false, nil
+	}
+	now := time.Now()
+	if s.start.IsZero() {
+		s.start = now
+	}
+	elapsed := now.Sub(s.start)
+	for ; s.next < len(s.order) && s.order[s.next].at-s.offset <= elapsed; s.next++ {
+		f := s.order[s.next]
+		s.pending = append(s.pending, s.mux.frame(f.pane, f.frame))
+		s.order[s.next].frame = nil
+	}
+	if s.next == len(s.order) && !s.done {
+		s.done = true
+		dones := make([][]byte, len(s.panes))
+		for i, p := range s.panes {
+			if len(p) > 0 {
+				dones[i] = p[len(p)-1]
+			}
+		}
+		s.pending = append(s.pending, s.mux.groupDone(dones))
+	}
+	if len(s.pending) > 0 {
+		return s.pending, false, nil
+	}
+	if s.done {
+		return nil, true, nil
+	}
+	return nil, false, s.dueAt(s.next, s.order[s.next].at-s.offset-elapsed)
+}
+
+// dueAt returns a channel closed in d, when frame i is due; asked again
+// for the same frame (after a ping), it returns the same channel.
+func (s *replaySource) dueAt(i int, d time.Duration) <-chan struct{} {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.dueFor == i && s.due != nil {
+		return s.due
+	}
+	if s.timer != nil {
+		s.timer.Stop()
+	}
+	due := make(chan struct{})
+	s.due, s.dueFor = due, i
+	if s.stopped {
+		close(due)
+		return due
+	}
+	s.timer = time.AfterFunc(d, func() { close(due) })
+	return due
+}
+
+// close stops the timer; the stream has ended.
+func (s *replaySource) close() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.stopped = true
+	if s.timer != nil {
+		s.timer.Stop()
+	}
+}

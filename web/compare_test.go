@@ -1,0 +1,503 @@
+package web_test
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"knobs/db"
+	"knobs/runner"
+	"knobs/web/sse"
+)
+
+// groupEvent is one event of a comparison's stream, as read off the wire.
+type groupEvent struct {
+	id, event, data string
+	pane            int // -1 for group_done
+	at              time.Time
+}
+
+// compareAnswer is the answer of POST /compare/runs.
+type compareAnswer struct {
+	Group  int64
+	Runs   []int64
+	Events string
+	Error  string
+	Panes  []struct {
+		Index  int
+		Fields map[string]string
+	}
+}
+
+// postCompare starts a comparison of panes (each a pane's JSON).
+func (c *client) postCompare(title string, panes ...string) (*response, compareAnswer) {
+	c.t.Helper()
+	body := fmt.Sprintf(`{"title":%q,"panes":[%s]}`, title, strings.Join(panes, ","))
+	r := c.post("/compare/runs", "application/json", strings.NewReader(body), http.Header{"X-Csrf-Token": {c.token()}, "Accept": {"application/json"}})
+	var out compareAnswer
+	if err := json.Unmarshal([]byte(r.body), &out); err != nil {
+		c.t.Fatalf("POST /compare/runs answered %d %q: %v", r.status, r.body, err)
+	}
+	return r, out
+}
+
+// readGroup reads a group stream at path to its end, or until stop
+// returns true, sending lastID as Last-Event-ID when not "".
+func (c *client) readGroup(path, lastID string, stop func(groupEvent) bool) (int, []groupEvent) {
+	c.t.Helper()
+	req, _ := http.NewRequest(http.MethodGet, c.srv.url+path, nil)
+	req.Header.Set("Accept", "text/event-stream")
+	if lastID != "" {
+		req.Header.Set("Last-Event-ID", lastID)
+	}
+	resp, err := c.http.Do(req)
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return resp.StatusCode, nil
+	}
+	var out []groupEvent
+	var cur groupEvent
+	sc := bufio.NewScanner(resp.Body)
+	sc.Buffer(make([]byte, 1<<20), 1<<24)
+	for sc.Scan() {
+		line := sc.Text()
+		switch {
+		case line == "":
+			if cur.event == "" {
+				continue
+			}
+			cur.at, cur.pane = time.Now(), -1
+			var d struct{ Pane *int }
+			if err := json.Unmarshal([]byte(cur.data), &d); err != nil {
+				c.t.Fatalf("event %s has data that is not JSON: %q", cur.event, cur.data)
+			}
+			if d.Pane != nil {
+				cur.pane = *d.Pane
+			}
+			out = append(out, cur)
+			if stop != nil && stop(cur) {
+				return resp.StatusCode, out
+			}
+			cur = groupEvent{}
+		case strings.HasPrefix(line, "id: "):
+			cur.id = line[4:]
+		case strings.HasPrefix(line, "event: "):
+			cur.event = line[7:]
+		case strings.HasPrefix(line, "data: "):
+			cur.data = line[6:]
+		}
+	}
+	return resp.StatusCode, out
+}
+
+// groupDone is the data of group_done.
+type groupDone struct {
+	Panes []struct {
+		Pane         int
+		Run          int64
+		Status       string
+		TTFTMs       float64 `json:"ttft_ms"`
+		TokensPerSec float64 `json:"tokens_per_sec"`
+		Tokens       int
+	}
+	Fastest int `json:"fastest_first_token"`
+	Highest int `json:"highest_tokens_per_sec"`
+	Fewest  int `json:"fewest_tokens"`
+	Lowest  int `json:"lowest_cost"`
+}
+
+// lastGroupDone checks that events end with group_done and decodes it.
+func lastGroupDone(t *testing.T, events []groupEvent) groupDone {
+	t.Helper()
+	if len(events) == 0 || events[len(events)-1].event != "group_done" {
+		t.Fatalf("the stream does not end with group_done: %d events", len(events))
+	}
+	var d groupDone
+	if err := json.Unmarshal([]byte(events[len(events)-1].data), &d); err != nil {
+		t.Fatal(err)
+	}
+	return d
+}
+
+// byPane splits a group stream into each pane's events (event and data,
+// the pane field included).
+func byPane(events []groupEvent, n int) [][]string {
+	out := make([][]string, n)
+	for _, e := range events {
+		if e.pane >= 0 && e.pane < n {
+			out[e.pane] = append(out[e.pane], e.event+" "+e.data)
+		}
+	}
+	return out
+}
+
+// paneDone decodes the done event of pane i.
+func paneDone(t *testing.T, events []groupEvent, i int) (status string, m runner.Metrics, deltas int) {
+	t.Helper()
+	for _, e := range events {
+		if e.pane != i {
+			continue
+		}
+		switch e.event {
+		case "delta":
+			deltas++
+		case "done":
+			var d struct {
+				Status  string
+				Metrics runner.Metrics
+			}
+			json.Unmarshal([]byte(e.data), &d)
+			return d.Status, d.Metrics, deltas
+		}
+	}
+	t.Fatalf("pane %d sent no done", i)
+	return
+}
+
+// simPane is a pane on the sim provider (sim-fast, as paced by the
+// upstream) for exactly tokens tokens.
+func simPane(seed, tokens int) string {
+	return runSpec(fmt.Sprintf(`{"model":"sim-fast","messages":[{"role":"user","content":"Tell me about glaciers"}],"seed":%d,"max_completion_tokens":%d}`, seed, tokens))
+}
+
+func TestCompareStreamsPanesInParallelAndReplaysThemWithoutAKey(t *testing.T) {
+	const key = "csk-compare-secret-00112233445566"
+	const tps, tokens = 60, 60 // about 1 s per pane
+	upstream := simUpstream(t, tps)
+	s, admin := newTeam(t, withSim(upstreamConfig(upstream)),
+		withEnv("CEREBRAS_API_KEY", key), withEnv("CEREBRAS_BASE_URL", upstream.URL))
+	keyed := fmt.Sprintf(`{"provider":"cerebras","endpoint":"chat","body":{"model":"sim-fast","messages":[{"role":"user","content":"Tell me about rivers"}],"max_completion_tokens":%d}}`, tokens)
+
+	start := time.Now()
+	r, cmp := admin.postCompare("Three at once", simPane(1, tokens), simPane(2, tokens), keyed)
+	if r.status != http.StatusCreated || len(cmp.Runs) != 3 || cmp.Events != fmt.Sprintf("/groups/%d/events", cmp.Group) {
+		t.Fatalf("POST /compare/runs = %d %s", r.status, r.body)
+	}
+	status, events := admin.readGroup(cmp.Events, "", nil)
+	wall := time.Since(start)
+	if status != http.StatusOK {
+		t.Fatalf("group events answered %d", status)
+	}
+	done := lastGroupDone(t, events)
+	var sum time.Duration
+	for i := range 3 {
+		st, m, deltas := paneDone(t, events, i)
+		if st != db.RunDone || deltas != tokens {
+			t.Errorf("pane %d: %s with %d deltas, want done with %d", i, st, deltas, tokens)
+		}
+		sum += time.Duration(m.TotalMs * float64(time.Millisecond))
+		if done.Panes[i].Run != cmp.Runs[i] || done.Panes[i].Status != db.RunDone || done.Panes[i].Tokens != tokens {
+			t.Errorf("group_done pane %d: %+v", i, done.Panes[i])
+		}
+	}
+	if wall >= sum*6/10 {
+		t.Errorf("the comparison took %v from POST to group_done; its panes took %v together: they did not run in parallel", wall, sum)
+	}
+	if done.Fastest < 0 || done.Highest < 0 || done.Fewest != 0 {
+		t.Errorf("group_done awards %+v", done)
+	}
+	// Every frame names its pane, and its id holds every pane's cursor.
+	if first := events[0]; first.event != "request" || !strings.HasPrefix(first.data, `{"pane":`) || strings.Count(first.id, ".") != 2 {
+		t.Errorf("first event %+v", first)
+	}
+	if id := events[len(events)-1].id; !strings.HasSuffix(id, ".done") {
+		t.Errorf("group_done id %q", id)
+	}
+	t.Logf("3 panes of %v together in %v", sum.Round(time.Millisecond), wall.Round(time.Millisecond))
+
+	// The stored runs know their group and pane.
+	admID := s.userID(t, "admin")
+	runs, err := s.store.GroupRuns(context.Background(), admID, cmp.Group)
+	if err != nil || len(runs) != 3 {
+		t.Fatalf("group runs %d, %v", len(runs), err)
+	}
+	for i, run := range runs {
+		if run.ID != cmp.Runs[i] || run.Pane != i || run.GroupID != cmp.Group || len(run.EventTimes) != 4*len(sse.Split(run.Events)) {
+			t.Errorf("stored run %d: id %d pane %d group %d, %d bytes of times for %d frames", i, run.ID, run.Pane, run.GroupID, len(run.EventTimes), len(sse.Split(run.Events)))
+		}
+	}
+
+	// A public share link replays at the recorded pace, for anyone.
+	r = admin.post(fmt.Sprintf("/groups/%d/shares", cmp.Group), "application/json", strings.NewReader(`{"audience":"public"}`),
+		http.Header{"X-Csrf-Token": {admin.token()}, "Accept": {"application/json"}})
+	var share struct {
+		ID     int64
+		URL    string
+		Replay string
+	}
+	if json.Unmarshal([]byte(r.body), &share); r.status != http.StatusCreated || share.Replay == "" {
+		t.Fatalf("share answered %d %s", r.status, r.body)
+	}
+	anon := s.newClient(t)
+	page := anon.get(share.URL)
+	if page.status != http.StatusOK || !page.has(`"title":"Three at once"`) || !page.has(`"provider":"cerebras"`) {
+		t.Fatalf("shared comparison answered %d %s", page.status, page.body)
+	}
+	status, replay := anon.readGroup(share.Replay, "", nil)
+	if status != http.StatusOK {
+		t.Fatalf("shared replay answered %d", status)
+	}
+	lastGroupDone(t, replay)
+	if got, want := byPane(replay, 3), byPane(events, 3); fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Error("the replay's events differ from the live ones")
+	}
+	for _, body := range []string{page.body, fmt.Sprint(replay)} {
+		if strings.Contains(body, key) || strings.Contains(body, "5566") {
+			t.Fatal("the shared comparison shows the key")
+		}
+	}
+	for i, run := range runs {
+		recorded := deltaSpan(t, run)
+		var first, last time.Time
+		for _, e := range replay {
+			if e.pane == i && e.event == "delta" {
+				if first.IsZero() {
+					first = e.at
+				}
+				last = e.at
+			}
+		}
+		got := last.Sub(first)
+		t.Logf("pane %d: deltas recorded over %v, replayed over %v", i, recorded, got.Round(time.Millisecond))
+		if diff := (got - recorded).Abs(); diff > recorded/10 {
+			t.Errorf("pane %d replayed its deltas over %v; they were recorded over %v", i, got, recorded)
+		}
+	}
+
+	// Revoked, the link opens nothing.
+	if r := admin.postForm(fmt.Sprintf("/shares/%d/revoke", share.ID), nil); r.status != http.StatusSeeOther {
+		t.Fatalf("revoke answered %d", r.status)
+	}
+	if status, _ := anon.readGroup(share.Replay, "", nil); status != http.StatusNotFound {
+		t.Errorf("revoked replay answered %d, want 404", status)
+	}
+	if r := anon.get(share.URL); r.status != http.StatusNotFound {
+		t.Errorf("revoked share answered %d, want 404", r.status)
+	}
+}
+
+// deltaSpan is the recorded time from run's first delta to its last.
+func deltaSpan(t *testing.T, run db.Run) time.Duration {
+	t.Helper()
+	frames, times := sse.Split(run.Events), runner.DecodeTimes(run.EventTimes)
+	var first, last uint32
+	seen := false
+	for i, f := range frames {
+		if strings.Contains(string(f), "\nevent: delta\n") {
+			if !seen {
+				first, seen = times[i], true
+			}
+			last = times[i]
+		}
+	}
+	if !seen {
+		t.Fatalf("run %d has no delta", run.ID)
+	}
+	return time.Duration(last-first) * time.Millisecond
+}
+
+func TestCompareFailingPaneLeavesTheOthersDone(t *testing.T) {
+	upstream := simUpstream(t, 400)
+	broken := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusInternalServerError)
+		w.Write([]byte(`{"message":"The upstream fell over.","type":"server_error","param":"","code":"internal_server_error"}`))
+	}))
+	t.Cleanup(broken.Close)
+	s, admin := newTeam(t, withSim(upstreamConfig(upstream)))
+	if err := s.store.CreateCustomProvider(context.Background(), db.CustomProvider{ID: "broken", Name: "Broken", BaseURL: broken.URL}, nil, ""); err != nil {
+		t.Fatal(err)
+	}
+	failing := `{"provider":"broken","endpoint":"chat","body":{"model":"any-model","messages":[{"role":"user","content":"hi"}]}}`
+	r, cmp := admin.postCompare("", simPane(1, 40), failing, simPane(3, 40))
+	if r.status != http.StatusCreated {
+		t.Fatalf("POST /compare/runs = %d %s", r.status, r.body)
+	}
+	_, events := admin.readGroup(cmp.Events, "", nil)
+	done := lastGroupDone(t, events)
+	for i, want := range []string{db.RunDone, db.RunError, db.RunDone} {
+		if st, _, _ := paneDone(t, events, i); st != want || done.Panes[i].Status != want {
+			t.Errorf("pane %d: %s (group_done %s), want %s", i, st, done.Panes[i].Status, want)
+		}
+	}
+	var sawError bool
+	for _, e := range events {
+		if e.pane == 1 && e.event == "error" && strings.Contains(e.data, "The upstream fell over.") {
+			sawError = true
+		}
+	}
+	if !sawError {
+		t.Error("the failing pane sent no error event with the provider's message")
+	}
+	if done.Fastest == 1 || done.Highest == 1 || done.Fewest == 1 || done.Fastest < 0 {
+		t.Errorf("awards %+v count the failed pane or none", done)
+	}
+}
+
+func TestCompareStopOnePaneLeavesTheOthersRunning(t *testing.T) {
+	const tokens = 40
+	upstream := simUpstream(t, 50) // 0.8 s per pane
+	_, admin := newTeam(t, withSim(upstreamConfig(upstream)))
+	_, cmp := admin.postCompare("", simPane(1, tokens), simPane(2, tokens), simPane(3, tokens))
+	stopped := false
+	_, events := admin.readGroup(cmp.Events, "", func(e groupEvent) bool {
+		if !stopped && e.pane == 1 && e.event == "delta" {
+			stopped = true
+			r := admin.post(fmt.Sprintf("/runs/%d/cancel", cmp.Runs[1]), "application/json", nil,
+				http.Header{"X-Csrf-Token": {admin.token()}, "Accept": {"application/json"}})
+			if r.status != http.StatusAccepted {
+				t.Errorf("cancel of pane 1 answered %d %s", r.status, r.body)
+			}
+		}
+		return false
+	})
+	lastGroupDone(t, events)
+	for i, want := range []string{db.RunDone, db.RunCancelled, db.RunDone} {
+		st, _, deltas := paneDone(t, events, i)
+		if st != want {
+			t.Errorf("pane %d: %s, want %s", i, st, want)
+		}
+		if want == db.RunDone && deltas != tokens {
+			t.Errorf("pane %d streamed %d deltas, want %d", i, deltas, tokens)
+		}
+	}
+	// Stop all: nothing is left to stop.
+	r := admin.post(fmt.Sprintf("/groups/%d/cancel", cmp.Group), "application/json", nil,
+		http.Header{"X-Csrf-Token": {admin.token()}, "Accept": {"application/json"}})
+	if r.status != http.StatusConflict {
+		t.Errorf("stopping a finished comparison answered %d", r.status)
+	}
+}
+
+func TestCompareStopAllStopsEveryPane(t *testing.T) {
+	upstream := simUpstream(t, 20)
+	_, admin := newTeam(t, withSim(upstreamConfig(upstream)))
+	_, cmp := admin.postCompare("", simPane(1, 100), simPane(2, 100))
+	r := admin.post(fmt.Sprintf("/groups/%d/cancel", cmp.Group), "application/json", nil,
+		http.Header{"X-Csrf-Token": {admin.token()}, "Accept": {"application/json"}})
+	if r.status != http.StatusAccepted {
+		t.Fatalf("stop all answered %d %s", r.status, r.body)
+	}
+	_, events := admin.readGroup(cmp.Events, "", nil)
+	for i := range 2 {
+		if st, _, _ := paneDone(t, events, i); st != db.RunCancelled {
+			t.Errorf("pane %d: %s, want cancelled", i, st)
+		}
+	}
+}
+
+func TestCompareResumeNeitherRepeatsNorSkips(t *testing.T) {
+	upstream := simUpstream(t, 100)
+	_, admin := newTeam(t, withSim(upstreamConfig(upstream)))
+	_, cmp := admin.postCompare("", simPane(1, 40), simPane(2, 30), simPane(3, 50))
+	n := 0
+	_, head := admin.readGroup(cmp.Events, "", func(groupEvent) bool { n++; return n == 25 })
+	_, tail := admin.readGroup(cmp.Events, head[len(head)-1].id, nil)
+	lastGroupDone(t, tail)
+	// Read again once all is stored: the whole from the database.
+	_, whole := admin.readGroup(cmp.Events, "", nil)
+	got, want := byPane(append(head, tail...), 3), byPane(whole, 3)
+	for i := range 3 {
+		if fmt.Sprint(got[i]) != fmt.Sprint(want[i]) {
+			t.Errorf("pane %d: live with a resume sent %d events, the stored stream %d; they differ", i, len(got[i]), len(want[i]))
+		}
+	}
+	// A client that had group_done is told to stop reconnecting.
+	if status, _ := admin.readGroup(cmp.Events, tail[len(tail)-1].id, nil); status != http.StatusNoContent {
+		t.Errorf("resume after group_done answered %d, want 204", status)
+	}
+	// Resuming a finished comparison from the middle gives the rest only.
+	_, rest := admin.readGroup(cmp.Events, whole[9].id, nil)
+	if len(rest) != len(whole)-10 || rest[0].id != whole[10].id {
+		t.Errorf("resume after the 10th event gave %d events, want %d", len(rest), len(whole)-10)
+	}
+}
+
+func TestComparisonsBelongToTheirOwner(t *testing.T) {
+	upstream := simUpstream(t, 20)
+	s, admin := newTeam(t, withSim(upstreamConfig(upstream)))
+	_, cmp := admin.postCompare("", simPane(1, 100), simPane(2, 100))
+	bob := admin.addMember("bob")
+	base := fmt.Sprintf("/groups/%d", cmp.Group)
+	for _, path := range []string{base + "/events", base + "/replay", "/groups/999/events", "/groups/abc/replay"} {
+		if status, _ := bob.readGroup(path, "", nil); status != http.StatusNotFound {
+			t.Errorf("bob: GET %s answered %d, want 404", path, status)
+		}
+	}
+	for _, path := range []string{base + "/cancel", base + "/shares"} {
+		r := bob.post(path, "application/json", strings.NewReader(`{"audience":"public"}`), http.Header{"X-Csrf-Token": {bob.token()}, "Accept": {"application/json"}})
+		if r.status != http.StatusNotFound {
+			t.Errorf("bob: POST %s answered %d, want 404", path, r.status)
+		}
+	}
+	if _, err := s.store.CreateShare(context.Background(), s.userID(t, "bob"), db.ShareGroup, cmp.Group, db.SharePublic); err == nil {
+		t.Error("bob shared the admin's comparison")
+	}
+	// Bob's attempts stopped nothing.
+	r := admin.post(base+"/cancel", "application/json", nil, http.Header{"X-Csrf-Token": {admin.token()}, "Accept": {"application/json"}})
+	if r.status != http.StatusAccepted {
+		t.Errorf("the owner's stop all answered %d %s", r.status, r.body)
+	}
+	// A team link needs an account.
+	sh, err := s.store.CreateShare(context.Background(), s.userID(t, "admin"), db.ShareGroup, cmp.Group, db.ShareTeam)
+	if err != nil {
+		t.Fatal(err)
+	}
+	admin.readGroup(cmp.Events, "", nil)
+	if status, _ := s.newClient(t).readGroup("/g/"+sh.Token+"/replay", "", nil); status != http.StatusUnauthorized {
+		t.Errorf("a team replay signed out answered %d, want 401", status)
+	}
+	if status, events := bob.readGroup("/g/"+sh.Token+"/replay", "", nil); status != http.StatusOK {
+		t.Errorf("a team replay for a member answered %d", status)
+	} else {
+		lastGroupDone(t, events)
+	}
+	if status, _ := s.newClient(t).readGroup("/g/no-such-token/replay", "", nil); status != http.StatusNotFound {
+		t.Errorf("an unknown token answered %d, want 404", status)
+	}
+}
+
+func TestCompareValidationSendsNothing(t *testing.T) {
+	s, admin := newTeam(t)
+	ok := `{"provider":"sim","endpoint":"chat","body":{"model":"sim-fast","messages":[{"role":"user","content":"x"}]}}`
+	bad := `{"provider":"sim","endpoint":"chat","body":{"model":"sim-fast","temperature":7,"messages":[{"role":"user","content":"x"}]}}`
+	seven := make([]string, 7)
+	for i := range seven {
+		seven[i] = ok
+	}
+	for _, tt := range []struct {
+		name  string
+		panes []string
+	}{
+		{"one pane", []string{ok}},
+		{"seven panes", seven},
+		{"one invalid pane", []string{ok, bad, ok}},
+	} {
+		r, out := admin.postCompare("", tt.panes...)
+		if r.status != http.StatusUnprocessableEntity || out.Error == "" {
+			t.Errorf("%s: %d %s, want 422 with an error", tt.name, r.status, r.body)
+		}
+		if tt.name == "one invalid pane" && (len(out.Panes) != 1 || out.Panes[0].Index != 1 || out.Panes[0].Fields["temperature"] == "") {
+			t.Errorf("%s: panes %+v, want pane 1's temperature", tt.name, out.Panes)
+		}
+	}
+	if r := admin.post("/compare/runs", "application/json", strings.NewReader(`{"panes":`), http.Header{"X-Csrf-Token": {admin.token()}, "Accept": {"application/json"}}); r.status != http.StatusBadRequest {
+		t.Errorf("malformed JSON answered %d", r.status)
+	}
+	admID := s.userID(t, "admin")
+	if _, err := s.store.Run(context.Background(), admID, 1); err == nil {
+		t.Error("a refused comparison stored a run")
+	}
+	if _, err := s.store.Group(context.Background(), admID, 1); err == nil {
+		t.Error("a refused comparison stored a group")
+	}
+}
