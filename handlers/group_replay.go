@@ -77,8 +77,10 @@ type sharedComparison struct {
 	Replay    string       `json:"replay"`
 }
 
-// ShowSharedGroup answers a shared comparison as JSON: each pane's
-// provider, model, spec, status and metrics, never a key.
+// ShowSharedGroup answers a shared comparison: to a browser (Accept:
+// text/html) the read-only compare page that replays it, to anything
+// else JSON with each pane's provider, model, spec, status and metrics;
+// never a key.
 func (h *Handler) ShowSharedGroup(c *fiber.Ctx) error {
 	g, runs, ok, err := h.sharedGroup(c)
 	if err != nil {
@@ -89,6 +91,9 @@ func (h *Handler) ShowSharedGroup(c *fiber.Ctx) error {
 			return c.Redirect("/login?next="+url.QueryEscape(c.OriginalURL()), fiber.StatusSeeOther)
 		}
 		return fiber.NewError(fiber.StatusUnauthorized, "Sign in first.")
+	}
+	if wantsHTML(c) {
+		return h.showSharedGroupPage(c, g, runs)
 	}
 	out := sharedComparison{Title: g.Title, CreatedAt: g.CreatedAt, Panes: []sharedPane{}, Replay: "/g/" + c.Params("token") + "/replay"}
 	for _, r := range runs {

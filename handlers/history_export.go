@@ -33,7 +33,8 @@ type exportedRun struct {
 	Endpoint   string          `json:"endpoint"`
 	Model      string          `json:"model"`
 	Status     string          `json:"status"`
-	Request    json.RawMessage `json:"request"`     // the RunSpec
+	Request    json.RawMessage `json:"request"`     // the RunSpec, with any {{name}} placeholders
+	Variables  json.RawMessage `json:"variables"`   // the values filled into them; null when none
 	RawRequest json.RawMessage `json:"raw_request"` // as sent, key redacted; null before it was sent
 	Response   json.RawMessage `json:"response"`    // the runner's Result; null before the first checkpoint
 	Metrics    json.RawMessage `json:"metrics"`     // the Result's metrics
@@ -117,7 +118,7 @@ func exportLine(r db.Run) exportedRun {
 	line := exportedRun{
 		ID: r.ID, CreatedAt: r.CreatedAt.UTC(), Provider: r.Provider, Endpoint: r.Endpoint, Model: r.Model, Status: r.Status,
 		Request: jsonOrNull(r.Spec), RawRequest: jsonOrNull(r.RawRequest), Response: jsonOrNull(r.Result),
-		Note: r.Note, Starred: r.Starred, Metrics: json.RawMessage("null"),
+		Note: r.Note, Starred: r.Starred, Metrics: json.RawMessage("null"), Variables: jsonOrNull(r.Variables),
 	}
 	if !r.FinishedAt.IsZero() {
 		t := r.FinishedAt.UTC()

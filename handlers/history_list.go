@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/gofiber/fiber/v2"
 
@@ -29,9 +30,7 @@ func (h *Handler) ShowHistoryPage(c *fiber.Ctx) error {
 		To:       c.Query("to"),
 		Starred:  c.Query("starred") == "1",
 	}
-	if len(f.Query) > 200 {
-		f.Query = f.Query[:200]
-	}
+	f.Query = clip(f.Query, 200)
 	filter := db.RunFilter{UserID: u.ID, Provider: f.Provider, Model: f.Model, Status: f.Status, Starred: f.Starred, Query: f.Query}
 	if t, err := time.ParseInLocation(dateLayout, f.From, time.Local); err == nil {
 		filter.From = t
@@ -134,4 +133,15 @@ func when(t time.Time) string {
 func firstLine(s string) string {
 	s, _, _ = strings.Cut(strings.TrimSpace(s), "\n")
 	return s
+}
+
+// clip cuts s to at most n bytes without splitting a character.
+func clip(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n]
 }

@@ -6,15 +6,6 @@ import (
 	"knobs/views"
 )
 
-// ShowComparePage says what the compare page will hold.
-func (h *Handler) ShowComparePage(c *fiber.Ctx) error {
-	return h.upcoming(c, "Compare", "compare", []string{
-		"Two to six models side by side on one conversation, all streaming at once.",
-		"A summary of the fastest first token, the highest tokens per second and the lowest cost.",
-		"Presenter mode and replayable share links for demos.",
-	})
-}
-
 func (h *Handler) upcoming(c *fiber.Ctx, title, nav string, lines []string) error {
 	return Render(c, fiber.StatusOK, views.UpcomingPage(views.Upcoming{Page: h.page(c, title, nav), Heading: title, Lines: lines}))
 }

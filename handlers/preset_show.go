@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"sort"
 	"strconv"
 	"strings"
@@ -80,7 +81,7 @@ func (h *Handler) renderPreset(c *fiber.Ctx, status int, errs views.FieldErrors)
 		}
 		v.Diff = &views.PresetDiffView{A: a, B: b, Rows: versionDiff(va, vb)}
 	}
-	if v.CanEdit {
+	if v.Mine { // only the owner shares, and revokes, a preset's links
 		shares, err := h.store.Shares(ctx(c), p.OwnerID, db.SharePreset, p.ID)
 		if err != nil {
 			return err
@@ -334,7 +335,7 @@ func (h *Handler) ImportPreset(c *fiber.Ctx) error {
 		}
 		defer f.Close()
 		buf := make([]byte, fh.Size)
-		if _, err := f.Read(buf); err != nil {
+		if _, err := io.ReadFull(f, buf); err != nil {
 			return err
 		}
 		data = buf
@@ -372,7 +373,7 @@ func (h *Handler) ImportPreset(c *fiber.Ctx) error {
 	})
 	var pe db.PresetErrors
 	if errors.As(err, &pe) {
-		return h.renderPresets(c, fiber.StatusUnprocessableEntity, views.FieldErrors{"import": pe.Error()})
+		return h.renderPresets(c, fiber.StatusUnprocessableEntity, views.FieldErrors{"import": "Nothing was imported: " + describeFields(pe)})
 	} else if err != nil {
 		return err
 	}

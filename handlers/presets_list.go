@@ -21,9 +21,7 @@ func (h *Handler) ShowPresetsPage(c *fiber.Ctx) error {
 func (h *Handler) renderPresets(c *fiber.Ctx, status int, errs views.FieldErrors) error {
 	u, _ := CurrentUser(c)
 	q := strings.TrimSpace(c.Query("q"))
-	if len(q) > 100 {
-		q = q[:100]
-	}
+	q = clip(q, 100)
 	presets, err := h.store.Presets(ctx(c), u.ID, q)
 	if err != nil {
 		return err

@@ -78,6 +78,10 @@ type preparedRun struct {
 func (h *Handler) prepareRun(ctx context.Context, user int64, st playgroundState) (preparedRun, map[string]string, error) {
 	fields := map[string]string{}
 	template := st.RunSpec
+	if len(bytes.TrimSpace(template.Body)) == 0 {
+		fields["body"] = "The request body is missing: send the JSON body for the endpoint."
+		return preparedRun{}, fields, nil
+	}
 	spec, missing, err := preset.Fill(template, st.Variables)
 	if err != nil {
 		fields["body"] = "The variables cannot be filled in: " + err.Error()

@@ -59,6 +59,19 @@ func (h *Handler) runView(run db.Run) views.RunView {
 	if json.Unmarshal([]byte(run.Spec), &spec) == nil {
 		v.Params, v.Messages, v.Prompt, v.HasPrompt = requestView(spec.Body)
 	}
+	if run.Variables != "" {
+		var vars map[string]string
+		if json.Unmarshal([]byte(run.Variables), &vars) == nil {
+			keys := make([]string, 0, len(vars))
+			for k := range vars {
+				keys = append(keys, k)
+			}
+			slices.Sort(keys)
+			for _, k := range keys {
+				v.Variables = append(v.Variables, views.KeyValue{Key: k, Value: vars[k]})
+			}
+		}
+	}
 	var res runner.Result
 	_ = json.Unmarshal([]byte(run.Result), &res) // a run cut short may hold an empty result
 	for _, ch := range res.Choices {

@@ -1,6 +1,7 @@
 package handlers
 
 import (
+	"encoding/json"
 	"errors"
 	"net/url"
 
@@ -56,7 +57,15 @@ func (h *Handler) OpenSharedRun(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	if err := h.store.SetPlaygroundState(ctx(c), u.ID, run.Spec); err != nil {
+	st, err := runState(run) // the template and its values, without the owner's preset
+	if err != nil {
+		return err
+	}
+	b, err := json.Marshal(st)
+	if err != nil {
+		return err
+	}
+	if err := h.store.SetPlaygroundState(ctx(c), u.ID, string(b)); err != nil {
 		return err
 	}
 	return redirectWith(c, "/", "Loaded the shared setup into your playground.")

@@ -45,7 +45,7 @@ func recoverer(log *slog.Logger) fiber.Handler {
 	return func(c *fiber.Ctx) (err error) {
 		defer func() {
 			if r := recover(); r != nil {
-				log.Error("panic serving request", "method", c.Method(), "path", c.Path(), "panic", fmt.Sprint(r), "stack", string(debug.Stack()))
+				log.Error("panic serving request", "method", c.Method(), "path", logPath(c), "panic", fmt.Sprint(r), "stack", string(debug.Stack()))
 				err = fiber.NewError(fiber.StatusInternalServerError, "")
 			}
 		}()
@@ -54,22 +54,45 @@ func recoverer(log *slog.Logger) fiber.Handler {
 }
 
 // requestLog writes one line per request; it never logs bodies or query
-// strings, which can carry share tokens.
+// strings.
 func requestLog(log *slog.Logger) fiber.Handler {
 	return func(c *fiber.Ctx) error {
 		start := time.Now()
 		err := c.Next()
 		status := c.Response().StatusCode()
 		var fe *fiber.Error
-		if errors.As(err, &fe) {
+		switch {
+		case errors.As(err, &fe):
 			status = fe.Code
-		} else if err != nil && !errors.Is(err, db.ErrNotFound) {
+		case errors.Is(err, db.ErrNotFound):
+			status = fiber.StatusNotFound
+		case err != nil:
 			status = fiber.StatusInternalServerError
 		}
-		log.Info("request", "method", c.Method(), "path", c.Path(), "status", status,
+		log.Info("request", "method", c.Method(), "path", logPath(c), "status", status,
 			"ms", float64(time.Since(start).Microseconds())/1000, "addr", c.IP())
 		return err
 	}
+}
+
+// logPath is the path as logs may show it: the route's pattern for share
+// links (/s/:token), whose paths are credentials, the path otherwise.
+func logPath(c *fiber.Ctx) string {
+	p := c.Path()
+	for _, prefix := range []string{"/s/", "/p/", "/g/"} {
+		if strings.HasPrefix(p, prefix) {
+			return prefix + ":token" + tail(p[len(prefix):])
+		}
+	}
+	return p
+}
+
+// tail is what follows the first segment of p: "tok/open" -> "/open".
+func tail(p string) string {
+	if i := strings.IndexByte(p, '/'); i >= 0 {
+		return p[i:]
+	}
+	return ""
 }
 
 func securityHeaders(c *fiber.Ctx) error {
@@ -120,7 +143,7 @@ func errorHandler(h *handlers.Handler, log *slog.Logger) fiber.ErrorHandler {
 		case errors.Is(err, db.ErrNotFound):
 			status, msg = fiber.StatusNotFound, "There is nothing at this address."
 		default:
-			log.Error("request failed", "method", c.Method(), "path", c.Path(), "err", err)
+			log.Error("request failed", "method", c.Method(), "path", logPath(c), "err", err)
 		}
 		if wantsJSON(c) {
 			return c.Status(status).JSON(fiber.Map{"error": msg})

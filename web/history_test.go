@@ -217,6 +217,15 @@ func TestShareLinks(t *testing.T) {
 	if r := s.newClient(t).get("/s/not-a-real-token"); r.status != http.StatusNotFound {
 		t.Errorf("an unknown token answered %d", r.status)
 	}
+	// A share token is a credential: the request log names the route only.
+	for _, sh := range mustShares(t, s, id) {
+		if strings.Contains(s.log.String(), sh.Token) {
+			t.Errorf("the log holds the share token %s", sh.Token)
+		}
+	}
+	if !strings.Contains(s.log.String(), "path=/s/:token") {
+		t.Error("share link visits are not logged by their route")
+	}
 }
 
 func mustShares(t *testing.T, s *server, run int64) []db.Share {

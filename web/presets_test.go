@@ -151,6 +151,11 @@ func TestPresetVariablesAreFilledInTheRequestSent(t *testing.T) {
 	if !strings.Contains(stored.Spec, "{{topic}}") || !strings.Contains(stored.Variables, `"topic":"volcanoes"`) {
 		t.Errorf("history does not keep the template and the values: spec %s, variables %s", stored.Spec, stored.Variables)
 	}
+	// Its page shows the values, and so does the export.
+	wantPage(t, admin.open(fmt.Sprintf("/runs/%d", run.ID)), http.StatusOK, "Variables filled in", "{{topic}}", "volcanoes", "geologists")
+	if exp := admin.get(fmt.Sprintf("/history/export?ids=%d", run.ID)); !strings.Contains(exp.body, `"variables":{"audience":"geologists","topic":"volcanoes"}`) && !strings.Contains(exp.body, `"variables":{"topic":"volcanoes","audience":"geologists"}`) {
+		t.Errorf("the export lacks the variables: %.300s", exp.body)
+	}
 	// A run made from a preset is found by the history's preset filter.
 	pid := admin.savePreset("Filtered", "private")
 	fromPreset := strings.TrimSuffix(presetSpecJSON, "}") + fmt.Sprintf(`,"variables":{"topic":"a","audience":"b"},"preset_id":%d}`, pid)
