@@ -47,7 +47,7 @@ type exportedLine struct {
 }
 
 // exportKeys are the fields of every exported line.
-var exportKeys = []string{"created_at", "endpoint", "finished_at", "id", "metrics", "model", "note", "provider", "raw_request", "request", "response", "starred", "status"}
+var exportKeys = []string{"created_at", "endpoint", "finished_at", "id", "metrics", "model", "note", "provider", "raw_request", "request", "response", "starred", "status", "variables"}
 
 // export downloads query and decodes it line by line: each line must be
 // one JSON object with exactly exportKeys.

@@ -83,6 +83,7 @@ func routes(app *fiber.App, h *handlers.Handler, sessions *session.Manager) {
 
 	// Compare: every pane over one stream; POST /runs/:id/cancel stops one.
 	app.Post("/compare/runs", h.CreateCompareRuns)
+	app.Get("/groups/:id", h.ShowGroupPage)
 	app.Get("/groups/:id/events", h.GroupEvents)
 	app.Post("/groups/:id/cancel", h.CancelGroup)
 	app.Get("/groups/:id/replay", h.ReplayGroup)

@@ -17,7 +17,7 @@ func TestShell(t *testing.T) {
 	_, admin := newTeam(t)
 
 	for _, tt := range []struct{ path, nav, heading, line string }{
-		{"/compare", "Compare", "<h1>Compare</h1>", "This part of Knobs is being built."},
+		{"/compare", "Compare", "<h1>Compare</h1>", `id="cmp-run"`},
 		{"/presets", "Presets", "<h1>Presets</h1>", "No presets yet."},
 		{"/history", "History", "<h1>History</h1>", "No runs yet."},
 	} {

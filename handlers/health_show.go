@@ -6,10 +6,6 @@ import (
 	"knobs/views"
 )
 
-func (h *Handler) upcoming(c *fiber.Ctx, title, nav string, lines []string) error {
-	return Render(c, fiber.StatusOK, views.UpcomingPage(views.Upcoming{Page: h.page(c, title, nav), Heading: title, Lines: lines}))
-}
-
 // Healthz answers 200 when the database answers, 503 otherwise.
 func (h *Handler) Healthz(c *fiber.Ctx) error {
 	if err := h.store.Ping(ctx(c)); err != nil {

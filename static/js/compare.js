@@ -1,0 +1,1141 @@
+// Knobs compare: 2 to 6 panes on one shared conversation, every pane
+// streaming over one EventSource; saved and shared comparisons replay.
+//
+// Each pane keeps its own history (its answers and the turns sent to it
+// alone), so its next request is the shared conversation + its history.
+// Model output is text (textContent); only the server's sanitized html
+// field of a done event is inserted as markup.
+"use strict";
+
+(() => {
+  const root = document.getElementById("compare");
+  if (!root) return;
+
+  const $ = (sel, el = document) => el.querySelector(sel);
+  const $$ = (sel, el = document) => Array.from(el.querySelectorAll(sel));
+  const csrf = () => document.querySelector('meta[name="csrf-token"]').content;
+  const MIN = 2;
+  const MAX = 6;
+  const ROLES = ["user", "assistant", "system", "developer"];
+  const mode = root.dataset.mode;
+  const readOnly = mode === "shared";
+  const start = JSON.parse(root.dataset.start || "{}");
+
+  const ui = {
+    title: $("#cmp-title"),
+    runBtn: $("#cmp-run"),
+    stopBtn: $("#cmp-stop"),
+    addBtn: $("#cmp-add"),
+    replayBtn: $("#cmp-replay"),
+    presentBtn: $("#cmp-present"),
+    status: $("#cmp-status"),
+    system: $("#cmp-system"),
+    messages: $("#cmp-messages"),
+    transcript: $("#cmp-transcript"),
+    stage: $("#cmp-stage"),
+    panes: $("#cmp-panes"),
+    tpl: $("#cmp-pane-tpl"),
+    summary: $("#cmp-summary"),
+    summaryList: $("#cmp-summary-list"),
+    cont: $("#cmp-continue"),
+    contText: $("#cmp-continue-text"),
+    contBtn: $("#cmp-continue-all"),
+    share: $("#cmp-share"),
+  };
+
+  const state = {
+    panes: [], // pane objects, in page order
+    runPanes: [], // the panes of the stream being read, by stream index
+    es: null,
+    kind: "", // "run" (live group), "one" (one pane), "load", "replay"
+    group: Number(root.dataset.group) || 0,
+    base: [], // the shared conversation the panes' histories follow
+    frame: 0,
+    summaryHidden: false,
+  };
+  let uid = 0;
+
+  function say(text, bad) {
+    ui.status.textContent = text || "";
+    ui.status.classList.toggle("bad", !!bad);
+  }
+
+  // ---------- the shared conversation ----------
+
+  function messageRow(msg) {
+    const li = document.createElement("li");
+    li.className = "message";
+    const n = ++uid;
+    const head = document.createElement("div");
+    head.className = "msg-head";
+    const rl = document.createElement("label");
+    rl.htmlFor = `cm-role-${n}`;
+    rl.textContent = "Role";
+    const sel = document.createElement("select");
+    sel.id = `cm-role-${n}`;
+    sel.dataset.role = "";
+    for (const r of ROLES) sel.append(new Option(r, r));
+    sel.value = ROLES.includes(msg.role) ? msg.role : "user";
+    const grow = document.createElement("span");
+    grow.className = "grow";
+    const del = document.createElement("button");
+    del.type = "button";
+    del.className = "icon danger";
+    del.textContent = "✕";
+    del.title = "Delete message";
+    del.setAttribute("aria-label", "Delete message");
+    del.addEventListener("click", () => li.remove());
+    head.append(rl, sel, grow, del);
+    const cl = document.createElement("label");
+    cl.htmlFor = `cm-content-${n}`;
+    cl.className = "sr-label";
+    cl.textContent = "Message content";
+    const ta = document.createElement("textarea");
+    ta.id = `cm-content-${n}`;
+    ta.rows = 2;
+    ta.dataset.content = "";
+    ta.value = contentText(msg.content);
+    li.append(head, cl, ta);
+    return li;
+  }
+
+  function contentText(c) {
+    if (typeof c === "string") return c;
+    if (Array.isArray(c)) return c.map((p) => (p && p.text) || "").join("");
+    return c == null ? "" : JSON.stringify(c);
+  }
+
+  function readConversation() {
+    const out = [];
+    if (ui.system && ui.system.value.trim() !== "") out.push({ role: "system", content: ui.system.value });
+    for (const li of $$(".message", ui.messages)) {
+      out.push({ role: $("[data-role]", li).value, content: $("[data-content]", li).value });
+    }
+    return out;
+  }
+
+  function fillConversation(messages) {
+    if (readOnly) {
+      ui.transcript.textContent = "";
+      for (const m of messages) ui.transcript.append(turnItem(m.role, contentText(m.content)));
+      if (!messages.length) ui.transcript.append(turnItem("", "No messages."));
+      return;
+    }
+    let list = messages.slice();
+    if (list.length && list[0].role === "system") {
+      ui.system.value = contentText(list[0].content);
+      list = list.slice(1);
+    } else ui.system.value = "";
+    ui.messages.textContent = "";
+    for (const m of list) ui.messages.append(messageRow(m));
+    if (!list.length) ui.messages.append(messageRow({ role: "user", content: "" }));
+  }
+
+  function turnItem(role, text) {
+    const li = document.createElement("li");
+    li.className = "turn";
+    const r = document.createElement("span");
+    r.className = "turn-role";
+    r.textContent = role;
+    const t = document.createElement("div");
+    t.className = "turn-text";
+    t.textContent = text;
+    li.append(r, t);
+    return li;
+  }
+
+  if (!readOnly) {
+    $$("[data-add-message]").forEach((b) =>
+      b.addEventListener("click", () => {
+        const row = messageRow({ role: b.dataset.addMessage, content: "" });
+        ui.messages.append(row);
+        $("textarea", row).focus();
+      }),
+    );
+  }
+
+  // toMessages turns a spec's body into chat messages (a completion
+  // prompt becomes one user message).
+  function toMessages(body) {
+    if (Array.isArray(body.messages)) return body.messages;
+    if (body.prompt != null) return [{ role: "user", content: contentText(body.prompt) }];
+    return [];
+  }
+
+  // commonPrefix is the messages every list starts with.
+  function commonPrefix(lists) {
+    if (!lists.length) return [];
+    const out = [];
+    for (let i = 0; ; i++) {
+      const m = lists[0][i];
+      if (!m || !lists.every((l) => l[i] && JSON.stringify(l[i]) === JSON.stringify(m))) return out;
+      out.push(m);
+    }
+  }
+
+  // ---------- panes ----------
+
+  function addPane(spec) {
+    if (state.panes.length >= MAX) return null;
+    const n = ++uid;
+    const el = ui.tpl.content.firstElementChild.cloneNode(true);
+    // The template's controls are named by data-id: give each pane its own ids.
+    for (const c of $$("[data-id]", el)) c.id = `cp${n}-${c.dataset.id}`;
+    for (const l of $$("label[data-for]", el)) l.htmlFor = `cp${n}-${l.dataset.for}`;
+    for (const c of $$("[data-list]", el)) c.setAttribute("list", `cp${n}-${c.dataset.list}`);
+    const p = {
+      n,
+      el,
+      provider: $("[data-provider]", el),
+      model: $("[data-model]", el),
+      datalist: $("datalist", el),
+      panelBox: $("[data-panel]", el),
+      output: $("[data-output]", el),
+      metrics: $("[data-metrics]", el),
+      progress: $(".pane-progress", el),
+      error: $("[data-error]", el),
+      stopBtn: $(".pane-stop", el),
+      specText: $(".pane-spec", el),
+      history: [],
+      specHistory: [],
+      spec: spec || { provider: "sim", endpoint: "chat", body: { model: "sim-fast" } },
+      run: null,
+      panelSeq: 0,
+    };
+    ui.panes.append(el);
+    state.panes.push(p);
+    if (!readOnly) wirePane(p);
+    setPaneSpec(p, p.spec);
+    renumber();
+    return p;
+  }
+
+  function wirePane(p) {
+    p.provider.addEventListener("change", () => {
+      loadModels(p);
+      loadPanel(p);
+    });
+    let t = 0;
+    p.model.addEventListener("input", () => {
+      clearTimeout(t);
+      t = setTimeout(() => loadPanel(p), 400);
+      renumber();
+    });
+    p.model.addEventListener("change", () => {
+      clearTimeout(t);
+      loadPanel(p);
+      renumber();
+    });
+    $(".pane-remove", p.el).addEventListener("click", () => removePane(p));
+    p.stopBtn.addEventListener("click", () => stopPane(p));
+    const form = $(".pane-continue", p.el);
+    form.addEventListener("submit", (e) => {
+      e.preventDefault();
+      const ta = $("textarea", form);
+      if (ta.value.trim() === "") return;
+      continueOne(p, ta.value).then((ok) => {
+        if (ok) ta.value = "";
+      });
+    });
+  }
+
+  // setPaneSpec shows spec in pane p: its provider, model and parameters.
+  function setPaneSpec(p, spec) {
+    const body = spec.body || {};
+    p.spec = spec;
+    if (readOnly) {
+      const params = Object.entries(body)
+        .filter(([k]) => !["model", "messages", "prompt", "stream"].includes(k))
+        .map(([k, v]) => `${k} ${typeof v === "object" ? JSON.stringify(v) : v}`);
+      p.specText.textContent = [spec.provider, body.model].concat(params).filter(Boolean).join(" · ");
+      return;
+    }
+    if ([...p.provider.options].some((o) => o.value === spec.provider)) p.provider.value = spec.provider;
+    p.model.value = body.model || "";
+    loadModels(p);
+    loadPanel(p, body);
+  }
+
+  function removePane(p) {
+    if (state.es || state.panes.length <= MIN) return;
+    p.el.remove();
+    state.panes = state.panes.filter((x) => x !== p);
+    renumber();
+  }
+
+  function modelOf(p) {
+    return readOnly ? (p.spec.body && p.spec.body.model) || "" : p.model.value.trim();
+  }
+
+  function label(p) {
+    const i = state.panes.indexOf(p);
+    const m = modelOf(p);
+    return `Pane ${i + 1}` + (m ? ` · ${m}` : "");
+  }
+
+  function renumber() {
+    state.panes.forEach((p) => {
+      $(".pane-label", p.el).textContent = label(p);
+      p.el.setAttribute("aria-label", label(p));
+      const rm = $(".pane-remove", p.el);
+      if (rm) rm.disabled = state.panes.length <= MIN || !!state.es;
+    });
+    if (ui.addBtn) ui.addBtn.disabled = state.panes.length >= MAX || !!state.es;
+    ui.panes.dataset.count = String(state.panes.length);
+    for (const sel of $$("[data-pane-picker]")) {
+      const keep = sel.value;
+      sel.textContent = "";
+      state.panes.forEach((p, i) => sel.append(new Option(label(p), String(i))));
+      if (Number(keep) < state.panes.length) sel.value = keep;
+    }
+  }
+
+  async function loadModels(p) {
+    const res = await fetch(`/playground/models?provider=${encodeURIComponent(p.provider.value)}`, { headers: { Accept: "application/json" } }).catch(() => null);
+    if (!res || !res.ok) return;
+    const data = await res.json().catch(() => ({}));
+    p.datalist.textContent = "";
+    for (const m of data.models || []) {
+      const o = document.createElement("option");
+      o.value = m.id;
+      o.textContent = m.hint || "";
+      p.datalist.append(o);
+    }
+  }
+
+  // loadPanel fetches the parameter panel for the pane's provider and
+  // model, scopes its ids to the pane, and fills it with body (or with
+  // what the pane's panel held).
+  async function loadPanel(p, body) {
+    const keep = body || readPanel(p, {});
+    const seq = ++p.panelSeq;
+    p.el.dataset.busy = "1";
+    const q = new URLSearchParams({ provider: p.provider.value, endpoint: "chat", model: p.model.value.trim() });
+    const res = await fetch(`/playground/panel?${q}`).catch(() => null);
+    if (seq !== p.panelSeq) return;
+    delete p.el.dataset.busy;
+    if (!res || !res.ok) {
+      paneError(p, "general", "The parameters for this provider could not be loaded.");
+      return;
+    }
+    const tpl = document.createElement("template");
+    tpl.innerHTML = await res.text(); // Knobs' own panel markup
+    if (seq !== p.panelSeq) return;
+    const prefix = `cp${p.n}-`;
+    for (const el of $$("[id]", tpl.content)) el.id = prefix + el.id;
+    for (const el of $$("label[for]", tpl.content)) el.htmlFor = prefix + el.htmlFor;
+    for (const attr of ["aria-labelledby", "aria-describedby"]) {
+      for (const el of $$(`[${attr}]`, tpl.content)) el.setAttribute(attr, el.getAttribute(attr).split(/\s+/).map((x) => prefix + x).join(" "));
+    }
+    $$("h2", tpl.content).forEach((h) => h.remove()); // the pane's summary names it
+    p.panelBox.replaceChildren(tpl.content);
+    applyPanel(p, keep);
+  }
+
+  // readPanel returns the body fields pane p's panel sets; JSON mistakes go in errors.
+  function readPanel(p, errors) {
+    const body = {};
+    for (const el of $$(".param[data-param]", p.panelBox)) {
+      const name = el.dataset.param;
+      const kind = el.dataset.kind;
+      if (kind === "stop") {
+        const vals = $$(`input[name="${name}"]`, el).map((i) => i.value).filter((v) => v !== "");
+        if (vals.length && !el.classList.contains("disabled")) body[name] = vals;
+        continue;
+      }
+      if (kind === "tool_choice") {
+        const m = $('[name="tool_choice"]', el).value;
+        const fn = $('[name="tool_choice_function"]', el);
+        fn.hidden = m !== "function";
+        if (m === "function") {
+          if (fn.value.trim()) body.tool_choice = { type: "function", function: { name: fn.value.trim() } };
+          else errors.tool_choice = "Name the function the model must call.";
+        } else if (m) body.tool_choice = m;
+        continue;
+      }
+      if (kind === "response_format") {
+        const type = $('[name="response_format_type"]', el).value;
+        $(".schema-fields", el).hidden = type !== "json_schema";
+        if (!type) continue;
+        const rf = { type };
+        if (type === "json_schema") {
+          const js = {};
+          const nm = $('[name="response_format_name"]', el).value.trim();
+          if (nm) js.name = nm;
+          const strict = $('[name="response_format_strict"]', el).value;
+          if (strict) js.strict = strict === "true";
+          const schema = $('[name="response_format_schema"]', el).value.trim();
+          if (schema) {
+            const parsed = parseJSON(schema, "response_format", errors);
+            if (parsed !== undefined) js.schema = parsed;
+          }
+          rf.json_schema = js;
+        }
+        body.response_format = rf;
+        continue;
+      }
+      const input = $(`[name="${name}"]`, el);
+      if (!input || input.disabled || input.value.trim() === "") continue;
+      const v = input.value.trim();
+      if (kind === "number" || kind === "integer") {
+        const num = Number(v);
+        if (Number.isNaN(num)) errors[name] = "Enter a number.";
+        else body[name] = num;
+      } else if (kind === "bool") body[name] = v === "true";
+      else if (kind === "json") {
+        const parsed = parseJSON(v, name, errors);
+        if (parsed === undefined) continue;
+        if (name === "extra_body") {
+          if (parsed === null || typeof parsed !== "object" || Array.isArray(parsed)) errors.extra_body = "Extra fields are a JSON object.";
+          else Object.assign(body, parsed);
+        } else body[name] = parsed;
+      } else body[name] = input.value;
+    }
+    return body;
+  }
+
+  function parseJSON(text, field, errors) {
+    try {
+      return JSON.parse(text);
+    } catch (e) {
+      errors[field] = "This is not valid JSON: " + e.message;
+      return undefined;
+    }
+  }
+
+  // applyPanel fills pane p's panel from body; fields with no control go to extra body.
+  function applyPanel(p, body) {
+    body = body || {};
+    const controls = $$(".param[data-param]", p.panelBox);
+    const known = new Set(controls.map((el) => el.dataset.param));
+    const rest = {};
+    for (const [k, v] of Object.entries(body)) {
+      if (!known.has(k) && !["model", "messages", "prompt", "stream"].includes(k)) rest[k] = v;
+    }
+    for (const el of controls) {
+      const name = el.dataset.param;
+      const kind = el.dataset.kind;
+      const v = body[name];
+      if (kind === "stop") {
+        const vals = v == null ? [] : Array.isArray(v) ? v : [v];
+        $$(`input[name="${name}"]`, el).forEach((i, k) => (i.value = vals[k] ?? ""));
+      } else if (kind === "tool_choice") {
+        const sel = $('[name="tool_choice"]', el);
+        const fn = $('[name="tool_choice_function"]', el);
+        if (v && typeof v === "object") {
+          sel.value = "function";
+          fn.value = (v.function && v.function.name) || "";
+        } else {
+          sel.value = v || "";
+          fn.value = "";
+        }
+        fn.hidden = sel.value !== "function";
+      } else if (kind === "response_format") {
+        const rf = v || {};
+        const js = rf.json_schema || {};
+        $('[name="response_format_type"]', el).value = rf.type || "";
+        $('[name="response_format_name"]', el).value = js.name || "";
+        $('[name="response_format_strict"]', el).value = js.strict === undefined ? "" : String(js.strict);
+        $('[name="response_format_schema"]', el).value = js.schema ? JSON.stringify(js.schema, null, 2) : "";
+        $(".schema-fields", el).hidden = rf.type !== "json_schema";
+      } else if (name !== "extra_body") {
+        const input = $(`[name="${name}"]`, el);
+        if (!input) continue;
+        if (v === undefined || v === null) input.value = "";
+        else if (kind === "json") input.value = JSON.stringify(v, null, 2);
+        else input.value = String(v);
+      }
+    }
+    const extra = $('[name="extra_body"]', p.panelBox);
+    if (extra) extra.value = Object.keys(rest).length ? JSON.stringify(rest, null, 2) : "";
+  }
+
+  // paneBody is pane p's request body without messages.
+  function paneBody(p, errors) {
+    return Object.assign({ model: p.model.value.trim() }, readPanel(p, errors));
+  }
+
+  function paneError(p, field, msg) {
+    let el = field === "model" ? $('[data-pane-error="model"]', p.el) : null;
+    if (!el && p.panelBox) el = $(`[data-error-for="${CSS.escape(field.split(".")[0])}"]`, p.panelBox);
+    if (el && field.includes(".") && !el.matches("[data-pane-error]")) msg = `${field}: ${msg}`;
+    if (!el) {
+      el = $('[data-pane-error="general"]', p.el);
+      if (!el) return;
+      el.textContent = (el.hidden ? "" : el.textContent + "\n") + (field === "general" ? msg : `${field}: ${msg}`);
+      el.hidden = false;
+      return;
+    }
+    el.textContent = msg;
+    el.hidden = false;
+    const param = el.closest(".param");
+    if (param) {
+      param.classList.add("invalid");
+      $(".pane-params", p.el).open = true;
+    }
+  }
+
+  function clearPaneErrors() {
+    for (const p of state.panes) {
+      $$(".field-error", p.el).forEach((e) => {
+        e.hidden = true;
+        e.textContent = "";
+      });
+      $$(".param.invalid", p.el).forEach((e) => e.classList.remove("invalid"));
+    }
+  }
+
+  // ---------- running ----------
+
+  function post(url, body) {
+    return fetch(url, {
+      method: "POST",
+      headers: { "Content-Type": "application/json", Accept: "application/json", "X-CSRF-Token": csrf() },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+  }
+
+  // runAll starts every pane: fresh from the shared conversation, or,
+  // with turn, continuing each pane's own history with the user's turn.
+  async function runAll(turn) {
+    if (state.es || readOnly) return false;
+    clearPaneErrors();
+    say("");
+    const base = turn === undefined ? readConversation() : state.base;
+    const errors = state.panes.map(() => ({}));
+    const panes = state.panes.map((p, i) => {
+      const history = turn === undefined ? [] : p.history.concat({ role: "user", content: turn });
+      const body = paneBody(p, errors[i]);
+      body.messages = base.concat(history);
+      return { provider: p.provider.value, endpoint: "chat", body, history };
+    });
+    let bad = false;
+    errors.forEach((e, i) => Object.entries(e).forEach(([f, m]) => ((bad = true), paneError(state.panes[i], f, m))));
+    if (bad) {
+      say("Nothing was sent: fix the panes marked.", true);
+      return false;
+    }
+    let res;
+    try {
+      res = await post("/compare/runs", { title: ui.title ? ui.title.value.trim() : "", panes: panes.map(({ provider, endpoint, body }) => ({ provider, endpoint, body })) });
+    } catch (e) {
+      say("Knobs could not be reached: " + e.message, true);
+      return false;
+    }
+    const data = await res.json().catch(() => ({}));
+    if (!res.ok) {
+      for (const ip of data.panes || []) {
+        const p = state.panes[ip.index];
+        if (p) for (const [f, m] of Object.entries(ip.fields || {})) paneError(p, f, m);
+      }
+      say(data.error || `Knobs answered ${res.status}.`, true);
+      return false;
+    }
+    state.base = base;
+    state.group = data.group;
+    state.runPanes = state.panes.slice();
+    state.panes.forEach((p, i) => {
+      p.history = panes[i].history;
+      p.run = { id: data.runs[i], body: panes[i].body };
+      startOutput(p, turn === undefined, turn, panes[i].body);
+    });
+    hideSummary();
+    listen(data.events, "run");
+    return true;
+  }
+
+  // continueOne sends turn to pane p alone, as one run.
+  async function continueOne(p, turn) {
+    if (state.es) return false;
+    clearPaneErrors();
+    const errors = {};
+    const body = paneBody(p, errors);
+    const history = p.history.concat({ role: "user", content: turn });
+    body.messages = state.base.concat(history);
+    Object.entries(errors).forEach(([f, m]) => paneError(p, f, m));
+    if (Object.keys(errors).length) return false;
+    const res = await post("/runs", { provider: p.provider.value, endpoint: "chat", body }).catch(() => null);
+    if (!res) {
+      paneError(p, "general", "Knobs could not be reached.");
+      return false;
+    }
+    const data = await res.json().catch(() => ({}));
+    if (!res.ok) {
+      for (const [f, m] of Object.entries(data.fields || {})) paneError(p, f, m);
+      if (!data.fields) paneError(p, "general", data.error || `Knobs answered ${res.status}.`);
+      return false;
+    }
+    p.history = history;
+    p.run = { id: data.id, body };
+    state.runPanes = [p];
+    startOutput(p, false, turn, body);
+    listen(data.events, "one");
+    return true;
+  }
+
+  // startOutput prepares pane p for a stream: a fresh output, or one more
+  // turn under the previous ones.
+  function startOutput(p, fresh, turn, body) {
+    if (fresh) {
+      p.output.textContent = "";
+      for (const m of p.specHistory) p.output.append(turnBlock(m.role, contentText(m.content)));
+    }
+    $$(".empty", p.output).forEach((e) => e.remove());
+    if (turn !== undefined && turn !== null) p.output.append(turnBlock("user", turn));
+    p.error.hidden = true;
+    p.error.textContent = "";
+    p.metrics.textContent = "";
+    $(".pane-badges", p.el).textContent = "";
+    p.choices = [];
+    p.done = false;
+    p.max = body ? body.max_completion_tokens || body.max_tokens || 0 : 0;
+    p.progress.hidden = false;
+    if (p.max) {
+      p.progress.max = p.max;
+      p.progress.value = 0;
+    } else p.progress.removeAttribute("value");
+    if (p.stopBtn) p.stopBtn.disabled = true; // listen enables it for a live run
+    p.el.classList.add("running");
+  }
+
+  function turnBlock(role, text) {
+    const d = document.createElement("div");
+    d.className = "turn turn-" + role;
+    const r = document.createElement("span");
+    r.className = "turn-role";
+    r.textContent = role;
+    const t = document.createElement("div");
+    t.className = "turn-text";
+    t.textContent = text;
+    d.append(r, t);
+    return d;
+  }
+
+  function choice(p, i) {
+    while (p.choices.length <= i) {
+      const el = document.createElement("article");
+      el.className = "choice";
+      const think = document.createElement("details");
+      think.className = "thinking";
+      think.hidden = true;
+      const sum = document.createElement("summary");
+      sum.textContent = "Reasoning";
+      const thinkText = document.createElement("div");
+      thinkText.className = "thinking-text";
+      const thinkNode = document.createTextNode("");
+      thinkText.append(thinkNode);
+      think.append(sum, thinkText);
+      const tools = document.createElement("div");
+      tools.className = "tool-calls";
+      const content = document.createElement("div");
+      content.className = "content streaming";
+      const textNode = document.createTextNode("");
+      content.append(textNode);
+      el.append(think, tools, content);
+      if (p.choices.length === 0 && i > 0) el.dataset.choice = String(i);
+      p.output.append(el);
+      p.choices.push({ el, think, content, textNode, thinkNode, text: "", pending: "", pendingThink: "", tools: {} });
+    }
+    return p.choices[i];
+  }
+
+  function scheduleFlush() {
+    if (!state.frame) state.frame = requestAnimationFrame(flush);
+  }
+
+  // flush appends what arrived since the last frame; a pane the reader
+  // scrolled up in keeps its place.
+  function flush() {
+    state.frame = 0;
+    for (const p of state.runPanes) {
+      if (!p.choices) continue;
+      const box = p.output;
+      const follow = box.scrollHeight - box.scrollTop - box.clientHeight < 40;
+      for (const c of p.choices) {
+        if (c.pending) {
+          c.textNode.appendData(c.pending);
+          c.pending = "";
+        }
+        if (c.pendingThink) {
+          c.thinkNode.appendData(c.pendingThink);
+          c.pendingThink = "";
+        }
+      }
+      if (follow) box.scrollTop = box.scrollHeight;
+    }
+  }
+
+  function fmt(n, digits = 0) {
+    return Number(n || 0).toLocaleString(undefined, { maximumFractionDigits: digits, minimumFractionDigits: digits });
+  }
+
+  function showMetrics(p, m, done) {
+    const dl = document.createElement("dl");
+    const add = (k, v) => {
+      const div = document.createElement("div");
+      const dt = document.createElement("dt");
+      const dd = document.createElement("dd");
+      dt.textContent = k;
+      dd.textContent = v;
+      div.append(dt, dd);
+      dl.append(div);
+    };
+    add("First token", m.ttft_ms ? fmt(m.ttft_ms, m.ttft_ms < 100 ? 1 : 0) + " ms" : "…");
+    add("Tokens/s", m.tokens_per_sec ? fmt(m.tokens_per_sec) : "…");
+    add("Tokens", fmt(m.tokens));
+    add("Total", fmt((m.total_ms || 0) / 1000, 2) + " s");
+    if (done) {
+      if (m.cost_usd) add("Cost", "$" + Number(m.cost_usd).toPrecision(3));
+      const fr = (done.finish_reasons || []).filter(Boolean);
+      if (fr.length) add("Finish", [...new Set(fr)].join(", "));
+      add("Status", done.status);
+    }
+    p.metrics.replaceChildren(dl);
+    if (p.max) p.progress.value = Math.min(m.tokens || 0, p.max);
+  }
+
+  const ADVICE = {
+    bad_key: "Check the API key in Settings.",
+    rate_limit: "The provider's rate limit was reached.",
+    unknown_model: "Pick a model from the list, or check the id.",
+    validation: "The provider refused a parameter.",
+    server: "The provider failed; trying again often works.",
+    network: "The provider could not be reached.",
+    timeout: "The provider sent nothing in time.",
+  };
+
+  function showError(p, d) {
+    p.error.hidden = false;
+    p.error.textContent = "";
+    const h = document.createElement("strong");
+    h.textContent = (d.status ? `${d.status} · ` : "") + (d.kind || "error").replace(/_/g, " ");
+    const msg = document.createElement("p");
+    msg.textContent = d.message || "";
+    p.error.append(h, msg);
+    if (ADVICE[d.kind]) {
+      const a = document.createElement("p");
+      a.className = "advice";
+      a.textContent = ADVICE[d.kind];
+      p.error.append(a);
+    }
+  }
+
+  function finishPane(p, d) {
+    flush();
+    p.done = true;
+    p.el.classList.remove("running");
+    if (p.stopBtn) p.stopBtn.disabled = true;
+    if (d.metrics) showMetrics(p, d.metrics, d);
+    if (p.max) p.progress.value = Math.min(p.progress.value, p.max);
+    else {
+      p.progress.max = 1;
+      p.progress.value = 1;
+    }
+    p.choices.forEach((c, i) => {
+      c.content.classList.remove("streaming");
+      const html = d.html ? d.html[i] : "";
+      if (html) {
+        c.content.className = "content md";
+        c.content.innerHTML = html; // sanitized on the server
+      } else c.content.className = "content plain";
+      if (c.think.hidden === false) c.think.open = false;
+    });
+    if (d.status === "cancelled") {
+      const note = document.createElement("p");
+      note.className = "muted";
+      note.textContent = "Stopped. The partial answer is kept in history.";
+      p.output.append(note);
+    }
+    const first = p.choices[0];
+    if (first && (first.text || Object.keys(first.tools).length)) p.history.push({ role: "assistant", content: first.text });
+    if (state.kind === "one") {
+      closeStream();
+      showContinue();
+    }
+  }
+
+  // listen reads one stream: a group's (frames carry "pane") or one run's.
+  function listen(url, kind) {
+    const es = new EventSource(url);
+    state.es = es;
+    state.kind = kind;
+    setRunning(true);
+    const paneOf = (d) => (kind === "one" ? state.runPanes[0] : state.runPanes[d.pane]);
+    const on = (type, fn) =>
+      es.addEventListener(type, (e) => {
+        if (e.data === undefined || state.es !== es) return; // the connection's own error event has no data
+        const d = JSON.parse(e.data);
+        if (type === "group_done") return groupDone(d);
+        const p = paneOf(d);
+        if (!p) return;
+        if (!p.choices) startOutput(p, true, null, null);
+        fn(p, d);
+        scheduleFlush();
+      });
+    on("request", (p, d) => {
+      if (!p.max && d && d.body) {
+        p.max = d.body.max_completion_tokens || d.body.max_tokens || 0;
+        if (p.max) {
+          p.progress.max = p.max;
+          p.progress.value = 0;
+        }
+      }
+    });
+    on("delta", (p, d) => {
+      const c = choice(p, d.choice || 0);
+      c.text += d.text;
+      c.pending += d.text;
+    });
+    on("reasoning", (p, d) => {
+      const c = choice(p, d.choice || 0);
+      c.pendingThink += d.text;
+      c.think.hidden = false;
+    });
+    on("tool_call", (p, d) => {
+      const c = choice(p, d.choice || 0);
+      const call = d.call || {};
+      let pre = c.tools[call.index];
+      if (!pre) {
+        pre = document.createElement("pre");
+        pre.className = "tool-card";
+        $(".tool-calls", c.el).append(pre);
+        c.tools[call.index] = pre;
+      }
+      pre.textContent = `🔧 ${call.name || "…"} ${call.arguments || ""}`;
+    });
+    on("metrics", (p, d) => showMetrics(p, d, null));
+    on("error", (p, d) => showError(p, d));
+    on("done", (p, d) => finishPane(p, d));
+    on("group_done", () => {});
+    es.onerror = () => {
+      if (es.readyState === EventSource.CLOSED && state.es === es) {
+        closeStream();
+        say("The connection to Knobs was lost; what arrived is kept in history.", true);
+      }
+    };
+  }
+
+  function closeStream() {
+    if (state.es) state.es.close();
+    state.es = null;
+    setRunning(false);
+    for (const p of state.runPanes) {
+      p.el.classList.remove("running");
+      if (p.stopBtn) p.stopBtn.disabled = true;
+    }
+  }
+
+  function setRunning(on) {
+    root.classList.toggle("running", on);
+    if (ui.runBtn) ui.runBtn.disabled = on;
+    if (ui.stopBtn) ui.stopBtn.disabled = !on;
+    if (ui.replayBtn) ui.replayBtn.disabled = on;
+    if (ui.contBtn) ui.contBtn.disabled = on;
+    for (const b of $$(".pane-continue button", root)) b.disabled = on;
+    const live = on && (state.kind === "run" || state.kind === "one");
+    for (const p of state.runPanes) if (p.stopBtn) p.stopBtn.disabled = !live || p.done;
+    renumber();
+  }
+
+  // Chromium's back/forward cache keeps an EventSource open after the
+  // page is left; close it so the runner can stop runs nobody watches.
+  window.addEventListener("pagehide", () => {
+    if (state.es) {
+      state.es.close();
+      state.es = null;
+    }
+  });
+
+  const NAMES = [
+    ["fastest_first_token", "Fastest first token", (s) => fmt(s.ttft_ms, s.ttft_ms < 100 ? 1 : 0) + " ms"],
+    ["highest_tokens_per_sec", "Highest tokens/s", (s) => fmt(s.tokens_per_sec) + " tokens/s"],
+    ["fewest_tokens", "Fewest tokens", (s) => fmt(s.tokens) + " tokens"],
+    ["lowest_cost", "Lowest cost", (s) => "$" + Number(s.cost_usd).toPrecision(3)],
+  ];
+
+  function groupDone(d) {
+    const kind = state.kind;
+    flush();
+    closeStream();
+    ui.summaryList.textContent = "";
+    for (const [key, name, value] of NAMES) {
+      const li = document.createElement("li");
+      const i = d[key];
+      const p = state.runPanes[i];
+      const k = document.createElement("strong");
+      k.textContent = name + ": ";
+      li.append(k);
+      if (i >= 0 && p) {
+        const s = (d.panes || [])[i] || {};
+        li.append(`${label(p)} (${value(s)})`);
+        const b = document.createElement("span");
+        b.className = "badge";
+        b.textContent = name.toLowerCase();
+        $(".pane-badges", p.el).append(b);
+      } else li.append("none");
+      li.dataset.key = key;
+      ui.summaryList.append(li);
+    }
+    ui.summary.hidden = state.summaryHidden;
+    if (kind === "run" || kind === "load") showContinue();
+    if (kind === "replay") say("Replay finished.");
+    if (kind === "run") {
+      say(`Saved as comparison ${state.group}.`);
+      showShare();
+    }
+  }
+
+  function hideSummary() {
+    ui.summary.hidden = true;
+  }
+
+  function showContinue() {
+    if (readOnly) return;
+    ui.cont.hidden = false;
+    for (const f of $$(".pane-continue", root)) f.hidden = false;
+  }
+
+  function showShare() {
+    if (!ui.share || !state.group) return;
+    ui.share.hidden = false;
+    const a = $("#cmp-saved-link");
+    a.href = `/groups/${state.group}`;
+    a.hidden = false;
+    $("#cmp-share-url").closest(".field").hidden = true;
+  }
+
+  async function stopAll() {
+    if (!state.es) return;
+    if (state.kind === "run") {
+      ui.stopBtn.disabled = true;
+      await post(`/groups/${state.group}/cancel`).catch(() => {});
+    } else if (state.kind === "one") {
+      await stopPane(state.runPanes[0]);
+    } else {
+      // A replay or a load: the runs are stored; just stop reading.
+      closeStream();
+      say("Replay stopped.");
+    }
+  }
+
+  async function stopPane(p) {
+    if (!p || !p.run || p.done) return;
+    if (p.stopBtn) p.stopBtn.disabled = true;
+    await post(`/runs/${p.run.id}/cancel`).catch(() => {});
+  }
+
+  // replay reads a saved or shared comparison again: at once (load) or
+  // at its recorded pace (replay).
+  function replay(url, kind) {
+    if (state.es || !url) return;
+    state.runPanes = state.panes.slice();
+    for (const p of state.panes) {
+      p.history = p.specHistory.slice();
+      p.run = null;
+      p.choices = null;
+    }
+    state.panes.forEach((p) => startOutput(p, true, null, p.spec.body || {}));
+    hideSummary();
+    say(kind === "replay" ? "Replaying at the recorded pace…" : "");
+    listen(url, kind);
+  }
+
+  // ---------- presets and the sweep ----------
+
+  function specOfPane(p) {
+    const errors = {};
+    const body = paneBody(p, errors);
+    return { spec: { provider: p.provider.value, endpoint: "chat", body }, errors };
+  }
+
+  if (!readOnly) {
+    $("#cmp-preset-load").addEventListener("click", () => {
+      const opt = $("#cmp-preset").selectedOptions[0];
+      const p = state.panes[Number($("#cmp-preset-pane").value) || 0];
+      if (!opt || !opt.dataset.spec || !p) return;
+      let spec;
+      try {
+        spec = JSON.parse(opt.dataset.spec);
+      } catch {
+        return;
+      }
+      setPaneSpec(p, { provider: spec.provider, endpoint: "chat", body: spec.body || {} });
+      renumber();
+      say(`Loaded preset “${opt.textContent}” into ${label(p)}.`);
+    });
+
+    $("#cmp-sweep-fill").addEventListener("click", () => {
+      const err = $("#cmp-sweep-error");
+      err.hidden = true;
+      if (state.es) return;
+      const param = $("#cmp-sweep-param").value;
+      const values = sweepValues($("#cmp-sweep-values").value, param);
+      if (typeof values === "string") {
+        err.textContent = values;
+        err.hidden = false;
+        return;
+      }
+      const base = state.panes[Number($("#cmp-sweep-base").value) || 0];
+      const { spec, errors } = specOfPane(base);
+      if (Object.keys(errors).length) {
+        err.textContent = "Fix the base pane's parameters first.";
+        err.hidden = false;
+        return;
+      }
+      for (const p of state.panes) p.el.remove();
+      state.panes = [];
+      for (const v of values) addPane({ provider: spec.provider, endpoint: "chat", body: Object.assign({}, spec.body, { [param]: v }) });
+      say(`${values.length} panes of ${spec.body.model}, ${param} ${values.join(", ")}.`);
+    });
+  }
+
+  // sweepValues parses "0, 0.7, 1.2" or "1-4" into 2 to 6 values, or
+  // returns what is wrong.
+  function sweepValues(text, param) {
+    const t = text.trim();
+    let vals;
+    const range = /^(-?\d+)\s*(?:-|–|\.\.)\s*(-?\d+)$/.exec(t);
+    if (range) {
+      const a = Number(range[1]);
+      const b = Number(range[2]);
+      if (b < a) return "A range goes up: 1-4.";
+      vals = [];
+      for (let v = a; v <= b && vals.length <= MAX; v++) vals.push(v);
+    } else {
+      vals = t.split(/[\s,;]+/).filter(Boolean).map(Number);
+      if (vals.some((v) => Number.isNaN(v))) return "Write numbers separated by commas, or a range like 1-4.";
+    }
+    if (param === "seed" && vals.some((v) => !Number.isInteger(v))) return "Seeds are whole numbers.";
+    if (vals.length < MIN || vals.length > MAX) return `Give ${MIN} to ${MAX} values; that is ${vals.length}.`;
+    return vals;
+  }
+
+  // ---------- sharing ----------
+
+  const shareBtn = $("#cmp-share-make");
+  if (shareBtn) {
+    shareBtn.addEventListener("click", async () => {
+      if (!state.group) return;
+      const res = await post(`/groups/${state.group}/shares`, { audience: $("#cmp-share-audience").value }).catch(() => null);
+      const data = res ? await res.json().catch(() => ({})) : {};
+      if (!res || !res.ok) {
+        say(data.error || "The link could not be made.", true);
+        return;
+      }
+      const input = $("#cmp-share-url");
+      input.value = location.origin + data.url;
+      input.closest(".field").hidden = false;
+      input.select();
+      say("Anyone the link is for can open it read-only and replay it; revoke it from History.");
+    });
+  }
+
+  // ---------- presenter mode and keys ----------
+
+  function presenting() {
+    return ui.stage.classList.contains("presenting");
+  }
+
+  async function togglePresenter() {
+    if (presenting()) {
+      ui.stage.classList.remove("presenting");
+      root.classList.remove("presenting");
+      if (document.fullscreenElement) await document.exitFullscreen().catch(() => {});
+      return;
+    }
+    ui.stage.classList.add("presenting");
+    root.classList.add("presenting");
+    ui.stage.focus();
+    if (ui.stage.requestFullscreen) await ui.stage.requestFullscreen().catch(() => {});
+  }
+
+  document.addEventListener("fullscreenchange", () => {
+    if (!document.fullscreenElement && presenting()) {
+      ui.stage.classList.remove("presenting");
+      root.classList.remove("presenting");
+    }
+  });
+
+  function focusPane(step) {
+    const i = state.panes.findIndex((p) => p.el === document.activeElement || p.el.contains(document.activeElement));
+    const next = state.panes[(i + step + state.panes.length) % state.panes.length];
+    if (next) next.el.focus();
+  }
+
+  function go() {
+    if (readOnly) replay(root.dataset.replay, "replay");
+    else runAll();
+  }
+
+  function typing(e) {
+    const t = e.target;
+    return t && (t.isContentEditable || /^(INPUT|TEXTAREA|SELECT)$/.test(t.tagName));
+  }
+
+  document.addEventListener("keydown", (e) => {
+    if ((e.ctrlKey || e.metaKey) && e.key === "Enter") {
+      e.preventDefault();
+      go();
+      return;
+    }
+    if (e.key === "Escape") {
+      if (state.es) {
+        e.preventDefault();
+        stopAll();
+      } else if (presenting()) togglePresenter();
+      return;
+    }
+    if (typing(e) || e.ctrlKey || e.metaKey || e.altKey) return;
+    if (e.key === "p") {
+      e.preventDefault();
+      togglePresenter();
+    } else if (presenting()) {
+      if (e.key === "Enter" || e.key === " ") {
+        e.preventDefault();
+        go();
+      } else if (e.key === "ArrowRight" || e.key === "ArrowLeft") {
+        e.preventDefault();
+        focusPane(e.key === "ArrowRight" ? 1 : -1);
+      } else if (e.key === "s") {
+        state.summaryHidden = !state.summaryHidden;
+        if (ui.summaryList.childElementCount) ui.summary.hidden = state.summaryHidden;
+      }
+    }
+  });
+
+  if (ui.runBtn) ui.runBtn.addEventListener("click", () => runAll());
+  if (ui.stopBtn) ui.stopBtn.addEventListener("click", stopAll);
+  if (ui.addBtn)
+    ui.addBtn.addEventListener("click", () => {
+      const last = state.panes[state.panes.length - 1];
+      addPane(last ? specOfPane(last).spec : undefined);
+    });
+  if (ui.replayBtn) ui.replayBtn.addEventListener("click", () => replay(root.dataset.replay, "replay"));
+  ui.presentBtn.addEventListener("click", togglePresenter);
+  if (ui.contBtn)
+    ui.contBtn.addEventListener("click", async () => {
+      const text = ui.contText.value;
+      if (text.trim() === "") {
+        ui.contText.focus();
+        return;
+      }
+      if (await runAll(text)) ui.contText.value = "";
+    });
+
+  // ---------- start ----------
+
+  const specs = (start.panes || []).filter((s) => s && typeof s === "object");
+  const lists = specs.map((s) => toMessages(s.body || {}));
+  state.base = commonPrefix(lists);
+  fillConversation(state.base);
+  specs.slice(0, MAX).forEach((s, i) => {
+    const p = addPane({ provider: s.provider, endpoint: "chat", body: s.body || {} });
+    p.specHistory = lists[i].slice(state.base.length);
+    p.history = p.specHistory.slice();
+  });
+  while (!readOnly && state.panes.length < MIN) addPane(specs[0]);
+  if (specs.some((s) => s.endpoint === "completion")) say("Completion setups run as chat here: the prompt became a user message.");
+  else if (start.notice) say(start.notice);
+  if (mode === "saved" && root.dataset.events) replay(root.dataset.events, "load");
+  if (readOnly) say("Press Replay (or Enter in presenter mode) to watch every pane answer at its recorded pace.");
+})();
