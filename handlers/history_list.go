@@ -94,7 +94,7 @@ func historyRow(r db.RunSummary) views.HistoryRow {
 		ID: r.ID, When: when(r.CreatedAt), WhenISO: r.CreatedAt.Format(time.RFC3339),
 		Provider: r.Provider, Model: r.Model, Status: r.Status,
 		Prompt: pieces(r.Prompt), Output: pieces(r.Output),
-		Starred: r.Starred, Note: firstLine(r.Note),
+		Starred: r.Starred, Note: firstLine(r.Note), GroupID: r.GroupID,
 		Tokens: "—", TTFT: "—", TPS: "—",
 	}
 	if r.Tokens > 0 {

@@ -53,7 +53,7 @@ func (h *Handler) runView(run db.Run) views.RunView {
 	v := views.RunView{
 		ID: run.ID, Status: run.Status, When: run.CreatedAt.Format("2 Jan 2006 15:04:05"),
 		Provider: run.Provider, Model: run.Model, Endpoint: run.Endpoint,
-		Starred: run.Starred, Note: run.Note,
+		Starred: run.Starred, Note: run.Note, GroupID: run.GroupID,
 	}
 	var spec llm.RunSpec
 	if json.Unmarshal([]byte(run.Spec), &spec) == nil {

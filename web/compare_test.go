@@ -507,3 +507,21 @@ func TestCompareValidationSendsNothing(t *testing.T) {
 		t.Error("a refused comparison stored a group")
 	}
 }
+
+func TestAComparisonIsFoundFromHistory(t *testing.T) {
+	_, admin := newTeam(t)
+	body := `{"title":"Two tides","panes":[` + simPane(1, 20) + `,` + simPane(2, 20) + `]}`
+	r, out := admin.jsonPost("/compare/runs", body)
+	if r.status != http.StatusCreated {
+		t.Fatalf("POST /compare/runs = %d %s", r.status, r.body)
+	}
+	group := int64(out["group"].(float64))
+	admin.readGroup(out["events"].(string), "", nil)
+	link := fmt.Sprintf(`href="/groups/%d"`, group)
+	if h := admin.open("/history"); strings.Count(h.body, link) != 2 {
+		t.Errorf("the history list links the comparison %d times, want once per run", strings.Count(h.body, link))
+	}
+	run := int64(out["runs"].([]any)[0].(float64))
+	wantPage(t, admin.open(fmt.Sprintf("/runs/%d", run)), http.StatusOK, fmt.Sprintf("part of comparison %d", group))
+	wantPage(t, admin.open(fmt.Sprintf("/groups/%d", group)), http.StatusOK, "Two tides")
+}
