@@ -189,3 +189,43 @@ func TestComparePagesSavedAndShared(t *testing.T) {
 		t.Errorf("a team link for a member answered %d", r.status)
 	}
 }
+
+func TestBrowserCompareCompletionPrompts(t *testing.T) {
+	s := newServer(t)
+	ctx := newBrowser(t)
+	browserSignUp(t, ctx, s, "ada")
+	err := chromedp.Do(ctx,
+		chromedp.Navigate(s.url+"/compare"),
+		comparePanesReady(2),
+		chromedp.Click(chromedp.CSS(`input[name="cmp-endpoint"][value="completion"]`)),
+		chromedp.WaitVisible(chromedp.CSS("#cmp-prompt")),
+		// The panels reload for the completions endpoint: echo is one of its fields.
+		chromedp.Poll[chromedp.Void](`!document.querySelector(".cmp-pane[data-busy]") && document.querySelectorAll('.cmp-pane [data-param="echo"]').length === 2`, chromedp.WithPollingInterval(20*time.Millisecond)),
+		chromedp.SetValue(chromedp.CSS("#cmp-prompt"), "The lighthouse keeper opened the door and"),
+		chromedp.Evaluate[chromedp.Void](`document.querySelectorAll(".cmp-pane").forEach((p, i) => {
+			p.querySelector("[data-model]").value = "sim-fast";
+			p.querySelector('[data-param="max_tokens"] input').value = "40";
+			p.querySelector('[data-param="seed"] input').value = String(i + 1);
+		})`),
+		chromedp.Click(chromedp.CSS("#cmp-run")),
+		chromedp.Poll[chromedp.Void](`!document.getElementById("cmp-summary").hidden && !document.getElementById("compare").classList.contains("running")`,
+			chromedp.WithPollingInterval(50*time.Millisecond)),
+	)
+	if err != nil {
+		t.Fatal(err)
+	}
+	user := s.userID(t, "ada")
+	for id := int64(1); id <= 2; id++ {
+		run, err := s.store.Run(context.Background(), user, id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if run.Endpoint != "completion" || !strings.Contains(run.Spec, `"prompt":"The lighthouse keeper opened the door and"`) || run.Status != db.RunDone {
+			t.Errorf("run %d: %s %s %s, want a done completion of the shared prompt", id, run.Endpoint, run.Status, run.Spec)
+		}
+	}
+	hidden, err := chromedp.Run(ctx, chromedp.Evaluate[bool](`document.getElementById("cmp-continue").hidden`))
+	if err != nil || !hidden {
+		t.Errorf("a completion comparison offers to continue a conversation (%v)", err)
+	}
+}

@@ -30,6 +30,9 @@
     presentBtn: $("#cmp-present"),
     status: $("#cmp-status"),
     system: $("#cmp-system"),
+    prompt: $("#cmp-prompt"),
+    chatBox: $("#cmp-chat-box"),
+    promptBox: $("#cmp-prompt-box"),
     messages: $("#cmp-messages"),
     transcript: $("#cmp-transcript"),
     stage: $("#cmp-stage"),
@@ -54,6 +57,22 @@
     summaryHidden: false,
   };
   let uid = 0;
+
+  // endpoint is the mode every pane runs in: "chat" or "completion".
+  let sharedEndpoint = "chat";
+  function endpoint() {
+    const r = $('input[name="cmp-endpoint"]:checked');
+    return r ? r.value : sharedEndpoint;
+  }
+
+  // showMode shows the editor of the mode; a completion has no turns to continue.
+  function showMode() {
+    const completion = endpoint() === "completion";
+    if (ui.chatBox) ui.chatBox.hidden = completion;
+    if (ui.promptBox) ui.promptBox.hidden = !completion;
+    if (completion && ui.cont) ui.cont.hidden = true;
+    if (completion) for (const f of $$(".pane-continue", root)) f.hidden = true;
+  }
 
   function say(text, bad) {
     ui.status.textContent = text || "";
@@ -310,7 +329,7 @@
     const keep = body || readPanel(p, {});
     const seq = ++p.panelSeq;
     p.el.dataset.busy = "1";
-    const q = new URLSearchParams({ provider: p.provider.value, endpoint: "chat", model: p.model.value.trim() });
+    const q = new URLSearchParams({ provider: p.provider.value, endpoint: endpoint(), model: p.model.value.trim() });
     const res = await fetch(`/playground/panel?${q}`).catch(() => null);
     if (seq !== p.panelSeq) return;
     delete p.el.dataset.busy;
@@ -499,6 +518,8 @@
   // with turn, continuing each pane's own history with the user's turn.
   async function runAll(turn) {
     if (state.es || readOnly) return false;
+    const ep = endpoint();
+    if (ep === "completion" && turn !== undefined) return false;
     clearPaneErrors();
     say("");
     const base = turn === undefined ? readConversation() : state.base;
@@ -506,8 +527,9 @@
     const panes = state.panes.map((p, i) => {
       const history = turn === undefined ? [] : p.history.concat({ role: "user", content: turn });
       const body = paneBody(p, errors[i]);
-      body.messages = base.concat(history);
-      return { provider: p.provider.value, endpoint: "chat", body, history };
+      if (ep === "completion") body.prompt = ui.prompt.value;
+      else body.messages = base.concat(history);
+      return { provider: p.provider.value, endpoint: ep, body, history };
     });
     let bad = false;
     errors.forEach((e, i) => Object.entries(e).forEach(([f, m]) => ((bad = true), paneError(state.panes[i], f, m))));
@@ -546,7 +568,7 @@
 
   // continueOne sends turn to pane p alone, as one run.
   async function continueOne(p, turn) {
-    if (state.es) return false;
+    if (state.es || endpoint() !== "chat") return false;
     clearPaneErrors();
     const errors = {};
     const body = paneBody(p, errors);
@@ -890,7 +912,7 @@
   }
 
   function showContinue() {
-    if (readOnly) return;
+    if (readOnly || endpoint() !== "chat") return;
     ui.cont.hidden = false;
     for (const f of $$(".pane-continue", root)) f.hidden = false;
   }
@@ -945,7 +967,7 @@
   function specOfPane(p) {
     const errors = {};
     const body = paneBody(p, errors);
-    return { spec: { provider: p.provider.value, endpoint: "chat", body }, errors };
+    return { spec: { provider: p.provider.value, endpoint: endpoint(), body }, errors };
   }
 
   if (!readOnly) {
@@ -959,7 +981,7 @@
       } catch {
         return;
       }
-      setPaneSpec(p, { provider: spec.provider, endpoint: "chat", body: spec.body || {} });
+      setPaneSpec(p, { provider: spec.provider, endpoint: endpoint(), body: spec.body || {} });
       renumber();
       say(`Loaded preset “${opt.textContent}” into ${label(p)}.`);
     });
@@ -984,7 +1006,7 @@
       }
       for (const p of state.panes) p.el.remove();
       state.panes = [];
-      for (const v of values) addPane({ provider: spec.provider, endpoint: "chat", body: Object.assign({}, spec.body, { [param]: v }) });
+      for (const v of values) addPane({ provider: spec.provider, endpoint: endpoint(), body: Object.assign({}, spec.body, { [param]: v }) });
       say(`${values.length} panes of ${spec.body.model}, ${param} ${values.join(", ")}.`);
     });
   }
@@ -1125,16 +1147,38 @@
   // ---------- start ----------
 
   const specs = (start.panes || []).filter((s) => s && typeof s === "object");
-  const lists = specs.map((s) => toMessages(s.body || {}));
+  // Every pane a completion: the page opens in completion mode with the
+  // first prompt; a mix runs as chat, each prompt becoming a user message.
+  const allCompletion = specs.length > 0 && specs.every((s) => s.endpoint === "completion");
+  if (allCompletion) {
+    sharedEndpoint = "completion";
+    const r = $('input[name="cmp-endpoint"][value="completion"]');
+    if (r) r.checked = true;
+    const prompt = contentText((specs[0].body || {}).prompt);
+    if (ui.prompt) ui.prompt.value = prompt;
+    if (readOnly) {
+      ui.transcript.textContent = "";
+      ui.transcript.append(turnItem("prompt", prompt));
+    }
+  }
+  const lists = allCompletion ? specs.map(() => []) : specs.map((s) => toMessages(s.body || {}));
   state.base = commonPrefix(lists);
-  fillConversation(state.base);
+  if (!allCompletion) fillConversation(state.base);
+  else if (!readOnly) fillConversation([]);
   specs.slice(0, MAX).forEach((s, i) => {
-    const p = addPane({ provider: s.provider, endpoint: "chat", body: s.body || {} });
+    const p = addPane({ provider: s.provider, endpoint: endpoint(), body: s.body || {} });
     p.specHistory = lists[i].slice(state.base.length);
     p.history = p.specHistory.slice();
   });
   while (!readOnly && state.panes.length < MIN) addPane(specs[0]);
-  if (specs.some((s) => s.endpoint === "completion")) say("Completion setups run as chat here: the prompt became a user message.");
+  showMode();
+  $$('input[name="cmp-endpoint"]').forEach((r) =>
+    r.addEventListener("change", () => {
+      showMode();
+      for (const p of state.panes) loadPanel(p);
+    }),
+  );
+  if (!allCompletion && specs.some((s) => s.endpoint === "completion")) say("Completion setups run as chat here: the prompt became a user message.");
   else if (start.notice) say(start.notice);
   if (mode === "saved" && root.dataset.events) replay(root.dataset.events, "load");
   if (readOnly) say("Press Replay (or Enter in presenter mode) to watch every pane answer at its recorded pace.");
