@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/chromedp/chromedp"
+	"github.com/chromedp/chromedp/kb"
 
 	"knobs/db"
 )
@@ -227,5 +228,57 @@ func TestBrowserCompareCompletionPrompts(t *testing.T) {
 	hidden, err := chromedp.Run(ctx, chromedp.Evaluate[bool](`document.getElementById("cmp-continue").hidden`))
 	if err != nil || !hidden {
 		t.Errorf("a completion comparison offers to continue a conversation (%v)", err)
+	}
+}
+
+func TestBrowserPresenterModeIsDrivenFromTheKeyboard(t *testing.T) {
+	s := newServer(t)
+	ctx := newBrowser(t)
+	browserSignUp(t, ctx, s, "ada")
+	classOf := func(js string) bool {
+		v, err := chromedp.Run(ctx, chromedp.Evaluate[bool](js))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return v
+	}
+	err := chromedp.Do(ctx,
+		chromedp.Navigate(s.url+"/compare"),
+		comparePanesReady(2),
+		chromedp.Evaluate[chromedp.Void](`document.querySelectorAll(".cmp-pane").forEach(p => {
+			p.querySelector("[data-model]").value = "sim-fast";
+			p.querySelector('[data-param="max_completion_tokens"] input').value = "30";
+		}); document.activeElement.blur()`),
+		chromedp.KeyEvent("p"),
+	)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !classOf(`document.getElementById("cmp-stage").classList.contains("presenting")`) {
+		t.Fatal(`"p" did not enter presenter mode`)
+	}
+	// Enter runs every pane; the summary appears on the stage.
+	err = chromedp.Do(ctx,
+		chromedp.KeyEvent("\r"),
+		chromedp.Poll[chromedp.Void](`!document.getElementById("cmp-summary").hidden && !document.getElementById("compare").classList.contains("running")`, chromedp.WithPollingInterval(50*time.Millisecond)),
+		chromedp.KeyEvent("s"),
+	)
+	if err != nil {
+		t.Fatalf("running from presenter mode: %v", err)
+	}
+	if !classOf(`document.getElementById("cmp-summary").hidden`) {
+		t.Error(`"s" did not hide the summary`)
+	}
+	if err := chromedp.Do(ctx, chromedp.KeyEvent(kb.ArrowRight)); err != nil {
+		t.Fatal(err)
+	}
+	if !classOf(`document.activeElement.classList.contains("cmp-pane")`) {
+		t.Error("→ did not move to a pane")
+	}
+	if err := chromedp.Do(ctx, chromedp.KeyEvent(kb.Escape)); err != nil {
+		t.Fatal(err)
+	}
+	if classOf(`document.getElementById("cmp-stage").classList.contains("presenting")`) {
+		t.Error("Esc did not leave presenter mode")
 	}
 }
