@@ -205,6 +205,9 @@ CREATE TRIGGER groups_forget AFTER DELETE ON groups BEGIN
 	DELETE FROM shares WHERE kind = 'group' AND target_id = old.id;
 END;
 `,
+	// 7: a filter on provider and model together that matches few runs
+	// walks this index instead of every run of the provider.
+	`CREATE INDEX runs_user_provider_model ON runs (user_id, provider, model, id);`,
 }
 
 // afterMigration holds the steps, in Go, that complete a migration in
