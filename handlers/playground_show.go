@@ -1,7 +1,6 @@
 package handlers
 
 import (
-	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -66,7 +65,7 @@ func (h *Handler) ShowPlaygroundPage(c *fiber.Ctx) error {
 	v := views.PlaygroundView{
 		Page:  h.page(c, "Playground", "playground"),
 		Spec:  string(stateJSON),
-		Panel: h.panelView(c.UserContext(), p, st.Endpoint, st.Model(), false),
+		Panel: panelView(p, st.Endpoint, st.Model()),
 	}
 	if st.PresetID != 0 {
 		// The preset as saved, to tell whether the setup changed since.
@@ -94,7 +93,7 @@ func (h *Handler) ShowPanel(c *fiber.Ctx) error {
 	if !e.Valid() {
 		return fiber.NewError(fiber.StatusBadRequest, `The endpoint is "chat" or "completion".`)
 	}
-	return Render(c, fiber.StatusOK, views.Panel(h.panelView(c.UserContext(), p, e, c.Query("model"), false)))
+	return Render(c, fiber.StatusOK, views.Panel(panelView(p, e, c.Query("model"))))
 }
 
 // completionInputs belong with the prompt; the panel shows them first.
@@ -104,7 +103,7 @@ var completionInputs = map[string]bool{"suffix": true, "echo": true, "best_of": 
 var panelSkips = map[string]bool{"model": true, "messages": true, "prompt": true, "stream": true}
 
 // panelView builds the parameter panel for provider p, endpoint e and model id.
-func (h *Handler) panelView(ctx context.Context, p Provider, e llm.Endpoint, modelID string, live bool) views.PanelView {
+func panelView(p Provider, e llm.Endpoint, modelID string) views.PanelView {
 	model := modelInfo(p, modelID)
 	v := views.PanelView{Provider: p.ID, Endpoint: string(e), Model: modelID, ModelHint: modelHint(model)}
 	for _, m := range llm.KnownModels(p.Dialect) {
