@@ -8,6 +8,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+
+	"knobs/ordered"
 )
 
 // Request is what a snippet sends.
@@ -86,15 +88,15 @@ func pyValue(v any, indent string) string {
 		}
 		b.WriteString(indent + "]")
 		return b.String()
-	case orderedObject:
-		if len(x) == 0 {
+	case *ordered.Object:
+		if len(x.Keys) == 0 {
 			return "{}"
 		}
 		var b strings.Builder
 		b.WriteString("{\n")
-		for _, kv := range x {
-			k, _ := json.Marshal(kv.key)
-			b.WriteString(indent + "    " + string(k) + ": " + pyValue(kv.value, indent+"    ") + ",\n")
+		for _, key := range x.Keys {
+			k, _ := json.Marshal(key)
+			b.WriteString(indent + "    " + string(k) + ": " + pyValue(x.Vals[key], indent+"    ") + ",\n")
 		}
 		b.WriteString(indent + "}")
 		return b.String()
@@ -103,7 +105,8 @@ func pyValue(v any, indent string) string {
 }
 
 func python(r Request) string {
-	fields, ok := decodeOrdered(r.Body)
+	decoded, _ := ordered.Decode(r.Body)
+	fields, ok := decoded.(*ordered.Object)
 	var b strings.Builder
 	b.WriteString("import os\nfrom openai import OpenAI\n\n")
 	key := `"none"`
@@ -119,17 +122,19 @@ func python(r Request) string {
 	if !ok {
 		fmt.Fprintf(&b, "    **%s,\n", string(r.Body))
 	}
-	var extra []kv
-	for _, f := range fields {
-		if sdkArgs[f.key] {
-			fmt.Fprintf(&b, "    %s=%s,\n", f.key, pyValue(f.value, "    "))
-		} else {
-			extra = append(extra, f)
+	extra := ordered.NewObject()
+	if ok {
+		for _, k := range fields.Keys {
+			if sdkArgs[k] {
+				fmt.Fprintf(&b, "    %s=%s,\n", k, pyValue(fields.Vals[k], "    "))
+			} else {
+				extra.Set(k, fields.Vals[k])
+			}
 		}
 	}
-	if len(extra) > 0 {
+	if len(extra.Keys) > 0 {
 		// Fields the SDK has no argument for travel in extra_body unchanged.
-		fmt.Fprintf(&b, "    extra_body=%s,\n", pyValue(orderedObject(extra), "    "))
+		fmt.Fprintf(&b, "    extra_body=%s,\n", pyValue(extra, "    "))
 	}
 	b.WriteString(")\n")
 	if method == "client.completions.create" {

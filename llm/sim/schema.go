@@ -10,6 +10,8 @@ import (
 	"strconv"
 	"strings"
 	"unicode/utf8"
+
+	"knobs/ordered"
 )
 
 // instance writes a JSON value that satisfies a JSON Schema: it walks the
@@ -33,25 +35,25 @@ func (g *instance) value(s any, depth int, name string) any {
 	if depth > maxDepth {
 		return nil
 	}
-	m, ok := s.(*object)
+	m, ok := s.(*ordered.Object)
 	if !ok {
 		return g.word() // true or {}: anything goes
 	}
-	if ref, ok := m.get("$ref"); ok {
+	if ref, ok := m.Get("$ref"); ok {
 		if r, ok := g.resolve(ref); ok {
 			return g.value(merge(without(m, "$ref"), r), depth+1, name)
 		}
 	}
-	if c, ok := m.get("const"); ok {
+	if c, ok := m.Get("const"); ok {
 		return c
 	}
-	if e, ok := m.get("enum"); ok {
+	if e, ok := m.Get("enum"); ok {
 		if vals, ok := e.([]any); ok && len(vals) > 0 {
 			i, _ := g.s.pick(len(vals), nil)
 			return vals[i]
 		}
 	}
-	if all, ok := m.get("allOf"); ok {
+	if all, ok := m.Get("allOf"); ok {
 		var merged any = without(m, "allOf")
 		for _, sub := range asList(all) {
 			merged = merge(merged, g.deref(sub))
@@ -59,7 +61,7 @@ func (g *instance) value(s any, depth int, name string) any {
 		return g.value(merged, depth+1, name)
 	}
 	for _, key := range []string{"oneOf", "anyOf"} {
-		if branches := asList(m.vals[key]); len(branches) > 0 {
+		if branches := asList(m.Vals[key]); len(branches) > 0 {
 			i, _ := g.s.pick(len(branches), func(i int) bool {
 				return typeName(g.deref(branches[i])) == "null" // a value says more than null
 			})
@@ -84,50 +86,50 @@ func (g *instance) value(s any, depth int, name string) any {
 	return g.str(m, name)
 }
 
-func (g *instance) object(m *object, depth int, name string) any {
-	out := newObject()
-	props, _ := m.vals["properties"].(*object)
+func (g *instance) object(m *ordered.Object, depth int, name string) any {
+	out := ordered.NewObject()
+	props, _ := m.Vals["properties"].(*ordered.Object)
 	required := map[string]bool{}
-	for _, r := range asList(m.vals["required"]) {
+	for _, r := range asList(m.Vals["required"]) {
 		if k, ok := r.(string); ok {
 			required[k] = true
 		}
 	}
 	maxProps := intKeyword(m, "maxProperties", math.MaxInt)
 	if props != nil {
-		for _, k := range props.keys {
-			if !required[k] && (depth >= shallowDepth || len(out.keys) >= maxProps || !g.s.chance(0.8)) {
+		for _, k := range props.Keys {
+			if !required[k] && (depth >= shallowDepth || len(out.Keys) >= maxProps || !g.s.chance(0.8)) {
 				continue
 			}
-			out.set(k, g.value(props.vals[k], depth+1, k))
+			out.Set(k, g.value(props.Vals[k], depth+1, k))
 		}
 	}
-	extra, _ := m.get("additionalProperties")
-	for _, r := range asList(m.vals["required"]) {
+	extra, _ := m.Get("additionalProperties")
+	for _, r := range asList(m.Vals["required"]) {
 		if k, ok := r.(string); ok {
-			if _, done := out.get(k); !done {
-				out.set(k, g.value(extra, depth+1, k))
+			if _, done := out.Get(k); !done {
+				out.Set(k, g.value(extra, depth+1, k))
 			}
 		}
 	}
-	if deps, ok := m.vals["dependentRequired"].(*object); ok {
-		for _, k := range append([]string(nil), out.keys...) {
-			for _, d := range asList(deps.vals[k]) {
+	if deps, ok := m.Vals["dependentRequired"].(*ordered.Object); ok {
+		for _, k := range append([]string(nil), out.Keys...) {
+			for _, d := range asList(deps.Vals[k]) {
 				if dk, ok := d.(string); ok {
-					if _, done := out.get(dk); !done {
-						sub, _ := props.get(dk)
-						out.set(dk, g.value(sub, depth+1, dk))
+					if _, done := out.Get(dk); !done {
+						sub, _ := props.Get(dk)
+						out.Set(dk, g.value(sub, depth+1, dk))
 					}
 				}
 			}
 		}
 	}
-	for minProps := intKeyword(m, "minProperties", 0); len(out.keys) < minProps; {
+	for minProps := intKeyword(m, "minProperties", 0); len(out.Keys) < minProps; {
 		added := false
 		if props != nil {
-			for _, k := range props.keys {
-				if _, done := out.get(k); !done {
-					out.set(k, g.value(props.vals[k], depth+1, k))
+			for _, k := range props.Keys {
+				if _, done := out.Get(k); !done {
+					out.Set(k, g.value(props.Vals[k], depth+1, k))
 					added = true
 					break
 				}
@@ -137,14 +139,14 @@ func (g *instance) object(m *object, depth int, name string) any {
 			if extra == false {
 				break
 			}
-			k := fmt.Sprintf("extra_%d", len(out.keys)+1)
-			out.set(k, g.value(extra, depth+1, k))
+			k := fmt.Sprintf("extra_%d", len(out.Keys)+1)
+			out.Set(k, g.value(extra, depth+1, k))
 		}
 	}
 	return out
 }
 
-func (g *instance) array(m *object, depth int, name string) any {
+func (g *instance) array(m *ordered.Object, depth int, name string) any {
 	lo := intKeyword(m, "minItems", 0)
 	hi := intKeyword(m, "maxItems", math.MaxInt)
 	n := lo
@@ -152,16 +154,16 @@ func (g *instance) array(m *object, depth int, name string) any {
 		n = max(lo, g.s.between(1, 3))
 	}
 	n = min(n, hi)
-	prefix := asList(m.vals["prefixItems"])
-	items, _ := m.get("items")
+	prefix := asList(m.Vals["prefixItems"])
+	items, _ := m.Get("items")
 	if tuple, ok := items.([]any); ok { // draft 2019-09 and earlier
 		prefix = tuple
-		items, _ = m.get("additionalItems")
+		items, _ = m.Get("additionalItems")
 	}
 	if items == false {
 		n = min(n, len(prefix))
 	}
-	unique := m.vals["uniqueItems"] == true
+	unique := m.Vals["uniqueItems"] == true
 	out := []any{}
 	seen := map[string]bool{}
 	for i := 0; len(out) < n && i < n+8; i++ {
@@ -184,7 +186,7 @@ func (g *instance) array(m *object, depth int, name string) any {
 		}
 		out = append(out, v)
 	}
-	if c, ok := m.get("contains"); ok {
+	if c, ok := m.Get("contains"); ok {
 		need := max(1, intKeyword(m, "minContains", 1))
 		for i := range need {
 			v := g.value(c, depth+1, singular(name))
@@ -203,7 +205,7 @@ func (g *instance) array(m *object, depth int, name string) any {
 func numbered(s string, k int, item any) string {
 	suffix := " " + strconv.Itoa(k)
 	limit := math.MaxInt
-	if m, ok := item.(*object); ok {
+	if m, ok := item.(*ordered.Object); ok {
 		limit = intKeyword(m, "maxLength", math.MaxInt)
 	}
 	r := []rune(s)
@@ -213,12 +215,12 @@ func numbered(s string, k int, item any) string {
 	return string(r) + suffix
 }
 
-func (g *instance) number(m *object, name string, integer bool) any {
+func (g *instance) number(m *ordered.Object, name string, integer bool) any {
 	lo, hi := math.Inf(-1), math.Inf(1)
-	if v, ok := num(m.vals["minimum"]); ok {
+	if v, ok := num(m.Vals["minimum"]); ok {
 		lo = v
 	}
-	if v, ok := num(m.vals["maximum"]); ok {
+	if v, ok := num(m.Vals["maximum"]); ok {
 		hi = v
 	}
 	// Exclusive bounds are numbers since draft 6 and flags in draft 4.
@@ -226,14 +228,14 @@ func (g *instance) number(m *object, name string, integer bool) any {
 	if integer {
 		step = 1
 	}
-	if v, ok := num(m.vals["exclusiveMinimum"]); ok {
+	if v, ok := num(m.Vals["exclusiveMinimum"]); ok {
 		lo = math.Max(lo, v+step)
-	} else if m.vals["exclusiveMinimum"] == true {
+	} else if m.Vals["exclusiveMinimum"] == true {
 		lo += step
 	}
-	if v, ok := num(m.vals["exclusiveMaximum"]); ok {
+	if v, ok := num(m.Vals["exclusiveMaximum"]); ok {
 		hi = math.Min(hi, v-step)
-	} else if m.vals["exclusiveMaximum"] == true {
+	} else if m.Vals["exclusiveMaximum"] == true {
 		hi -= step
 	}
 	dlo, dhi := numberHint(name)
@@ -257,7 +259,7 @@ func (g *instance) number(m *object, name string, integer bool) any {
 		u = 0.5
 	}
 	v := lo + u*(hi-lo)
-	if mult, ok := num(m.vals["multipleOf"]); ok && mult > 0 {
+	if mult, ok := num(m.Vals["multipleOf"]); ok && mult > 0 {
 		k := math.Round(v / mult)
 		if k*mult < lo {
 			k = math.Ceil(lo / mult)
@@ -266,7 +268,7 @@ func (g *instance) number(m *object, name string, integer bool) any {
 			k = math.Floor(hi / mult)
 		}
 		// Written with mult's own decimals, so the value is an exact multiple.
-		dec := decimals(m.vals["multipleOf"])
+		dec := decimals(m.Vals["multipleOf"])
 		return json.Number(strconv.FormatFloat(k*mult, 'f', dec, 64))
 	}
 	if integer {
@@ -303,15 +305,15 @@ func numberHint(name string) (float64, float64) {
 	return 1, 100
 }
 
-func (g *instance) str(m *object, name string) any {
+func (g *instance) str(m *ordered.Object, name string) any {
 	minLen := intKeyword(m, "minLength", 0)
 	maxLen := intKeyword(m, "maxLength", math.MaxInt)
-	if f, ok := m.vals["format"].(string); ok {
+	if f, ok := m.Vals["format"].(string); ok {
 		if v, ok := g.format(f); ok {
 			return v
 		}
 	}
-	if p, ok := m.vals["pattern"].(string); ok {
+	if p, ok := m.Vals["pattern"].(string); ok {
 		if re, err := regexp.Compile(p); err == nil {
 			for range 20 {
 				v, ok := g.fromRegexp(p)
@@ -527,8 +529,8 @@ func (g *instance) resolve(ref any) (any, bool) {
 		}
 		part = strings.ReplaceAll(strings.ReplaceAll(part, "~1", "/"), "~0", "~")
 		switch c := cur.(type) {
-		case *object:
-			if cur, ok = c.get(part); !ok {
+		case *ordered.Object:
+			if cur, ok = c.Get(part); !ok {
 				return nil, false
 			}
 		case []any:
@@ -546,8 +548,8 @@ func (g *instance) resolve(ref any) (any, bool) {
 
 // deref follows s's $ref, if any, one level.
 func (g *instance) deref(s any) any {
-	if m, ok := s.(*object); ok {
-		if ref, ok := m.get("$ref"); ok {
+	if m, ok := s.(*ordered.Object); ok {
+		if ref, ok := m.Get("$ref"); ok {
 			if r, ok := g.resolve(ref); ok {
 				return merge(without(m, "$ref"), g.deref(r))
 			}
@@ -559,11 +561,11 @@ func (g *instance) deref(s any) any {
 // typeName is the JSON type a schema asks for, inferred from its keywords
 // when "type" is absent; with a list of types, the first that is not null.
 func typeName(s any) string {
-	m, ok := s.(*object)
+	m, ok := s.(*ordered.Object)
 	if !ok {
 		return ""
 	}
-	switch t := m.vals["type"].(type) {
+	switch t := m.Vals["type"].(type) {
 	case string:
 		return t
 	case []any:
@@ -577,17 +579,17 @@ func typeName(s any) string {
 		}
 	}
 	for _, k := range []string{"properties", "required", "additionalProperties", "minProperties"} {
-		if _, ok := m.get(k); ok {
+		if _, ok := m.Get(k); ok {
 			return "object"
 		}
 	}
 	for _, k := range []string{"items", "prefixItems", "minItems", "contains"} {
-		if _, ok := m.get(k); ok {
+		if _, ok := m.Get(k); ok {
 			return "array"
 		}
 	}
 	for _, k := range []string{"minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "multipleOf"} {
-		if _, ok := m.get(k); ok {
+		if _, ok := m.Get(k); ok {
 			return "number"
 		}
 	}
@@ -597,50 +599,50 @@ func typeName(s any) string {
 // merge combines two schemas as allOf does: properties and required are
 // joined; for other keywords the first schema's value stands.
 func merge(a, b any) any {
-	ma, okA := a.(*object)
-	mb, okB := b.(*object)
+	ma, okA := a.(*ordered.Object)
+	mb, okB := b.(*ordered.Object)
 	if !okB {
 		return a
 	}
-	if !okA || len(ma.keys) == 0 {
+	if !okA || len(ma.Keys) == 0 {
 		return b
 	}
-	out := newObject()
-	for _, k := range ma.keys {
-		out.set(k, ma.vals[k])
+	out := ordered.NewObject()
+	for _, k := range ma.Keys {
+		out.Set(k, ma.Vals[k])
 	}
-	for _, k := range mb.keys {
-		v := mb.vals[k]
-		cur, exists := out.get(k)
+	for _, k := range mb.Keys {
+		v := mb.Vals[k]
+		cur, exists := out.Get(k)
 		switch {
 		case !exists:
-			out.set(k, v)
+			out.Set(k, v)
 		case k == "properties":
-			pa, _ := cur.(*object)
-			pb, _ := v.(*object)
-			joined := newObject()
-			for _, p := range []*object{pa, pb} {
+			pa, _ := cur.(*ordered.Object)
+			pb, _ := v.(*ordered.Object)
+			joined := ordered.NewObject()
+			for _, p := range []*ordered.Object{pa, pb} {
 				if p != nil {
-					for _, pk := range p.keys {
-						prev, _ := joined.get(pk)
-						joined.set(pk, merge(prev, p.vals[pk]))
+					for _, pk := range p.Keys {
+						prev, _ := joined.Get(pk)
+						joined.Set(pk, merge(prev, p.Vals[pk]))
 					}
 				}
 			}
-			out.set(k, joined)
+			out.Set(k, joined)
 		case k == "required":
-			out.set(k, append(append([]any(nil), asList(cur)...), asList(v)...))
+			out.Set(k, append(append([]any(nil), asList(cur)...), asList(v)...))
 		}
 	}
 	return out
 }
 
 // without is m less one keyword.
-func without(m *object, key string) *object {
-	out := newObject()
-	for _, k := range m.keys {
+func without(m *ordered.Object, key string) *ordered.Object {
+	out := ordered.NewObject()
+	for _, k := range m.Keys {
 		if k != key {
-			out.set(k, m.vals[k])
+			out.Set(k, m.Vals[k])
 		}
 	}
 	return out
@@ -660,8 +662,8 @@ func num(v any) (float64, bool) {
 	return f, err == nil
 }
 
-func intKeyword(m *object, key string, def int) int {
-	if f, ok := num(m.vals[key]); ok {
+func intKeyword(m *ordered.Object, key string, def int) int {
+	if f, ok := num(m.Vals[key]); ok {
 		return int(f)
 	}
 	return def

@@ -3,6 +3,8 @@ package sim
 import (
 	"math"
 	"unicode/utf8"
+
+	"knobs/ordered"
 )
 
 // The Cerebras wire shapes (seeds 000 and 002). Field order follows what
@@ -107,10 +109,10 @@ type completionChoice struct {
 }
 
 type completionLogprobs struct {
-	TextOffset    []int     `json:"text_offset"`
-	TokenLogprobs []float64 `json:"token_logprobs"`
-	Tokens        []string  `json:"tokens"`
-	TopLogprobs   []*object `json:"top_logprobs"`
+	TextOffset    []int             `json:"text_offset"`
+	TokenLogprobs []float64         `json:"token_logprobs"`
+	Tokens        []string          `json:"tokens"`
+	TopLogprobs   []*ordered.Object `json:"top_logprobs"`
 }
 
 type usage struct {
@@ -192,19 +194,19 @@ func logprobEntries(toks []token, top int) []logprobEntry {
 // completionLogprobsFor is the legacy logprobs object; offset is where the
 // first token starts in the choice's whole text (after an echoed prompt).
 func completionLogprobsFor(toks []token, top, offset int) *completionLogprobs {
-	lp := &completionLogprobs{TextOffset: []int{}, TokenLogprobs: []float64{}, Tokens: []string{}, TopLogprobs: []*object{}}
+	lp := &completionLogprobs{TextOffset: []int{}, TokenLogprobs: []float64{}, Tokens: []string{}, TopLogprobs: []*ordered.Object{}}
 	for _, t := range toks {
 		lp.TextOffset = append(lp.TextOffset, offset)
 		offset += len([]rune(t.text))
 		lp.Tokens = append(lp.Tokens, t.text)
 		lp.TokenLogprobs = append(lp.TokenLogprobs, round6(t.lp))
-		o := newObject()
+		o := ordered.NewObject()
 		for _, a := range t.top(max(top, 1)) {
-			o.set(a.text, round6(a.lp))
+			o.Set(a.text, round6(a.lp))
 		}
 		if top == 0 { // the sampled token is always reported
-			o = newObject()
-			o.set(t.text, round6(t.lp))
+			o = ordered.NewObject()
+			o.Set(t.text, round6(t.lp))
 		}
 		lp.TopLogprobs = append(lp.TopLogprobs, o)
 	}

@@ -1,4 +1,7 @@
-package sim
+// Package ordered reads and writes JSON objects keeping their keys in the
+// order they were written: generated schemas, request bodies shown as code
+// and anything else where map order would change the output.
+package ordered
 
 import (
 	"bytes"
@@ -7,44 +10,44 @@ import (
 	"io"
 )
 
-// object is a JSON object that keeps its keys in order. Schemas are read
-// into it so that generated objects list properties in the order the
-// schema declares them, as models do, and so that output never depends on
-// map iteration order.
-type object struct {
-	keys []string
-	vals map[string]any
+// Object is a JSON object that keeps its keys in order.
+type Object struct {
+	Keys []string
+	Vals map[string]any
 }
 
-func newObject() *object { return &object{vals: map[string]any{}} }
+// NewObject returns an empty Object.
+func NewObject() *Object { return &Object{Vals: map[string]any{}} }
 
-func (o *object) get(k string) (any, bool) {
+// Get returns the value of key k.
+func (o *Object) Get(k string) (any, bool) {
 	if o == nil {
 		return nil, false
 	}
-	v, ok := o.vals[k]
+	v, ok := o.Vals[k]
 	return v, ok
 }
 
-func (o *object) set(k string, v any) {
-	if _, ok := o.vals[k]; !ok {
-		o.keys = append(o.keys, k)
+// Set sets key k, appending it when new.
+func (o *Object) Set(k string, v any) {
+	if _, ok := o.Vals[k]; !ok {
+		o.Keys = append(o.Keys, k)
 	}
-	o.vals[k] = v
+	o.Vals[k] = v
 }
 
 // MarshalJSON writes the object with its keys in order.
-func (o *object) MarshalJSON() ([]byte, error) {
+func (o *Object) MarshalJSON() ([]byte, error) {
 	var b bytes.Buffer
 	b.WriteByte('{')
-	for i, k := range o.keys {
+	for i, k := range o.Keys {
 		if i > 0 {
 			b.WriteByte(',')
 		}
 		kb, _ := json.Marshal(k)
 		b.Write(kb)
 		b.WriteByte(':')
-		vb, err := json.Marshal(o.vals[k])
+		vb, err := json.Marshal(o.Vals[k])
 		if err != nil {
 			return nil, err
 		}
@@ -55,22 +58,22 @@ func (o *object) MarshalJSON() ([]byte, error) {
 }
 
 // UnmarshalJSON reads an object keeping its keys in order.
-func (o *object) UnmarshalJSON(b []byte) error {
-	v, err := decodeOrdered(b)
+func (o *Object) UnmarshalJSON(b []byte) error {
+	v, err := Decode(b)
 	if err != nil {
 		return err
 	}
-	got, ok := v.(*object)
+	got, ok := v.(*Object)
 	if !ok {
-		return fmt.Errorf("sim: want a JSON object, got %s", b)
+		return fmt.Errorf("ordered: want a JSON object, got %s", b)
 	}
 	*o = *got
 	return nil
 }
 
-// decodeOrdered reads JSON into *object, []any, string, json.Number, bool
+// Decode reads JSON into *Object, []any, string, json.Number, bool
 // and nil.
-func decodeOrdered(data []byte) (any, error) {
+func Decode(data []byte) (any, error) {
 	d := json.NewDecoder(bytes.NewReader(data))
 	d.UseNumber()
 	v, err := decodeValue(d)
@@ -78,7 +81,7 @@ func decodeOrdered(data []byte) (any, error) {
 		return nil, err
 	}
 	if _, err := d.Token(); err != io.EOF {
-		return nil, fmt.Errorf("sim: trailing data after JSON value")
+		return nil, fmt.Errorf("ordered: trailing data after the JSON value")
 	}
 	return v, nil
 }
@@ -90,7 +93,7 @@ func decodeValue(d *json.Decoder) (any, error) {
 	}
 	switch t {
 	case json.Delim('{'):
-		o := newObject()
+		o := NewObject()
 		for d.More() {
 			kt, err := d.Token()
 			if err != nil {
@@ -100,7 +103,7 @@ func decodeValue(d *json.Decoder) (any, error) {
 			if err != nil {
 				return nil, err
 			}
-			o.set(kt.(string), v)
+			o.Set(kt.(string), v)
 		}
 		_, err := d.Token()
 		return o, err
