@@ -46,16 +46,9 @@ func (h *Handler) ShowComparePage(c *fiber.Ctx) error {
 		start.Panes = []json.RawMessage{b, b}
 		start.Notice = "Loaded the setup of run " + q + " into the panes."
 	} else {
-		st := playgroundState{RunSpec: defaultSpec}
-		saved, err := h.store.PlaygroundState(ctx(c), u.ID)
+		st, err := h.currentSetup(ctx(c), u.ID)
 		if err != nil {
 			return err
-		}
-		if saved != "" {
-			var s playgroundState
-			if json.Unmarshal([]byte(saved), &s) == nil && s.Endpoint.Valid() {
-				st = s
-			}
 		}
 		b, err := json.Marshal(st)
 		if err != nil {

@@ -2,7 +2,6 @@ package handlers
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -150,21 +149,9 @@ func (h *Handler) DownloadRunEvents(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	stored, err := h.store.Run(ctx(c), u.ID, id)
+	events, err := h.storedEvents(c, u.ID, id)
 	if err != nil {
 		return err // not found, or another user's: 404 alike
-	}
-	events, err := h.store.RunEvents(ctx(c), u.ID, id)
-	if err != nil {
-		return err
-	}
-	if len(events) == 0 {
-		if run, ok := h.runner.Run(id, u.ID); ok {
-			frames, _, _ := run.Frames(0)
-			events = bytes.Join(frames, nil)
-		} else if stored.Status != db.RunRunning {
-			events = runner.Replay(stored.Status, stored.Result)
-		}
 	}
 	c.Set(fiber.HeaderContentType, "text/event-stream; charset=utf-8")
 	c.Set(fiber.HeaderContentDisposition, `attachment; filename="run-`+strconv.FormatInt(id, 10)+`.sse.txt"`)

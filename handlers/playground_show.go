@@ -1,6 +1,7 @@
 package handlers
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -32,22 +33,31 @@ type presetInfo struct {
 	CanEdit   bool              `json:"can_edit"`
 }
 
-// ShowPlaygroundPage renders the playground with the setup the user left,
-// or their default preset on a fresh start.
-func (h *Handler) ShowPlaygroundPage(c *fiber.Ctx) error {
-	u, _ := CurrentUser(c)
-	st := playgroundState{RunSpec: defaultSpec}
-	saved, err := h.store.PlaygroundState(ctx(c), u.ID)
+// currentSetup is what the user's playground holds: what they left, or
+// their default preset on a fresh start, or the built-in example.
+func (h *Handler) currentSetup(ctx context.Context, user int64) (playgroundState, error) {
+	saved, err := h.store.PlaygroundState(ctx, user)
 	if err != nil {
-		return err
+		return playgroundState{}, err
 	}
 	if saved != "" {
 		var s playgroundState
 		if json.Unmarshal([]byte(saved), &s) == nil && s.Endpoint.Valid() {
-			st = s
+			return s, nil
 		}
-	} else if d, err := h.store.DefaultPreset(ctx(c), u.ID); err == nil {
-		st = playgroundState{RunSpec: presetSpec(d), PresetID: d.ID, PresetVersion: d.Version, PresetName: d.Name, Variables: d.Variables}
+	} else if d, err := h.store.DefaultPreset(ctx, user); err == nil {
+		return playgroundState{RunSpec: presetSpec(d), PresetID: d.ID, PresetVersion: d.Version, PresetName: d.Name, Variables: d.Variables}, nil
+	}
+	return playgroundState{RunSpec: defaultSpec}, nil
+}
+
+// ShowPlaygroundPage renders the playground with the setup the user left,
+// or their default preset on a fresh start.
+func (h *Handler) ShowPlaygroundPage(c *fiber.Ctx) error {
+	u, _ := CurrentUser(c)
+	st, err := h.currentSetup(ctx(c), u.ID)
+	if err != nil {
+		return err
 	}
 	providers, err := h.providerList(ctx(c))
 	if err != nil {

@@ -1,6 +1,7 @@
 package handlers
 
 import (
+	"bytes"
 	"strconv"
 
 	"github.com/gofiber/fiber/v2"
@@ -35,20 +36,31 @@ func (h *Handler) RunEvents(c *fiber.Ctx) error {
 	if run, ok := h.runner.Run(id, u.ID); ok {
 		return sse.Serve(c, run, after, run.Subscribe(), h.log)
 	}
-	stored, err := h.store.Run(ctx(c), u.ID, id)
-	if err != nil {
-		return err // not found, or another user's: 404 alike
-	}
-	events, err := h.store.RunEvents(ctx(c), u.ID, id)
+	events, err := h.storedEvents(c, u.ID, id)
 	if err != nil {
 		return err
 	}
-	if len(events) == 0 {
-		// Interrupted by a restart: no events were kept, only the last
-		// checkpoint. Replay that.
-		events = runner.Replay(stored.Status, stored.Result)
-	}
 	return sse.Serve(c, sse.Split(events), after, func() {}, h.log)
+}
+
+// storedEvents is the SSE text of user's run id as it streamed: the
+// events kept when it ended, those so far while it is live, and otherwise
+// (interrupted before its events were kept) a replay of its last
+// checkpoint, which ends with a done event so that no reader waits. Another user's run is db.ErrNotFound.
+func (h *Handler) storedEvents(c *fiber.Ctx, user, id int64) ([]byte, error) {
+	stored, err := h.store.Run(ctx(c), user, id)
+	if err != nil {
+		return nil, err
+	}
+	events, err := h.store.RunEvents(ctx(c), user, id)
+	if err != nil || len(events) > 0 {
+		return events, err
+	}
+	if run, ok := h.runner.Run(id, user); ok {
+		frames, _, _ := run.Frames(0)
+		return bytes.Join(frames, nil), nil
+	}
+	return runner.Replay(stored.Status, stored.Result), nil
 }
 
 // CancelRun stops a live run; its partial output is kept.

@@ -32,7 +32,7 @@ type Run struct {
 	idleGrace  time.Duration
 	result     Result
 	texts      []*choiceText // the text of each choice so far; see choiceText
-	raw        llm.RawRequest
+	rawJSON    string // the request as sent, key redacted, encoded once for every save
 	slab       []byte // where text frames are cut from; see emitText
 	firstToken time.Time
 	lastToken  time.Time
@@ -267,16 +267,18 @@ func (run *Run) emitMetrics(now time.Time) {
 // setRequest keeps the request as sent (key redacted) and tells the
 // listeners, for the raw view.
 func (run *Run) setRequest(r llm.RawRequest) {
+	b := marshal(r)
 	run.mu.Lock()
 	defer run.mu.Unlock()
-	run.raw = r
-	run.emit("request", r)
+	run.rawJSON = string(b)
+	run.add(frame(len(run.frames)+1, "request", b))
 }
 
-func (run *Run) request() llm.RawRequest {
+// request is the request as sent, as JSON.
+func (run *Run) request() string {
 	run.mu.Lock()
 	defer run.mu.Unlock()
-	return run.raw
+	return run.rawJSON
 }
 
 // snapshot returns the number of frames and the partial result as JSON.

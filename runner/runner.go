@@ -6,7 +6,6 @@ package runner
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"log/slog"
 	"sync"
@@ -202,11 +201,11 @@ func (r *Runner) drive(ctx context.Context, run *Run, s Streamer, spec llm.RunSp
 		status = db.RunError
 	}
 	closing, events, times, result := run.finish(status, upstreamErr, r.opts.Render, spec.Body)
-	raw, _ := json.Marshal(run.request())
+	raw := run.request()
 	// The run's own context is cancelled by now: save with a fresh one.
 	saveCtx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	if err := r.store.FinishRun(saveCtx, run.ID, status, string(raw), result, events, time.Now()); err != nil {
+	if err := r.store.FinishRun(saveCtx, run.ID, status, raw, result, events, time.Now()); err != nil {
 		r.log.Error("storing run", "run", run.ID, "err", err)
 	}
 	if err := r.store.SetRunRawResponse(saveCtx, run.ID, st.RawResponse()); err != nil {
@@ -234,9 +233,9 @@ func (r *Runner) checkpoint(run *Run, stop <-chan struct{}) {
 		if n == saved {
 			continue
 		}
-		raw, _ := json.Marshal(run.request())
+		raw := run.request()
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		if err := r.store.CheckpointRun(ctx, run.ID, string(raw), result); err != nil {
+		if err := r.store.CheckpointRun(ctx, run.ID, raw, result); err != nil {
 			r.log.Error("checkpointing run", "run", run.ID, "err", err)
 		} else {
 			saved = n
