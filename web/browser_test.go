@@ -426,3 +426,38 @@ func TestBrowserSaveAPresetWithVariables(t *testing.T) {
 	}
 	screenshot(t, ctx, "preset.png")
 }
+
+func TestBrowserCompletionModeSendsAPrompt(t *testing.T) {
+	s := newServer(t)
+	ctx := newBrowser(t)
+	browserSignUp(t, ctx, s, "ada")
+	err := chromedp.Do(ctx,
+		chromedp.Click(chromedp.CSS(`input[name="endpoint"][value="completion"]`)),
+		chromedp.WaitVisible(chromedp.CSS("#pg-prompt")),
+		// The panel is rebuilt for the completions endpoint: echo is one of its fields.
+		chromedp.Poll[chromedp.Void](`!document.getElementById("playground").dataset.busy && document.querySelector('#pg-panel [data-param="echo"]') !== null`, chromedp.WithPollingInterval(20*time.Millisecond)),
+		chromedp.SetValue(chromedp.CSS("#pg-prompt"), "The old clock tower"),
+		chromedp.SetValue(chromedp.CSS("#p-max_tokens"), "30"),
+		chromedp.SetValue(chromedp.CSS("#p-echo"), "true"),
+		chromedp.Click(chromedp.CSS("#pg-run")),
+	)
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitRunDone(t, ctx)
+	run, res := lastRun(t, s, s.userID(t, "ada"))
+	if run.Endpoint != "completion" || !strings.Contains(run.RawRequest, `"prompt":"The old clock tower"`) || !strings.Contains(run.RawRequest, `"echo":true`) {
+		t.Fatalf("stored %s run with request %s", run.Endpoint, run.RawRequest)
+	}
+	if len(res.Choices) == 0 || !strings.HasPrefix(res.Choices[0].Content, "The old clock tower") {
+		t.Errorf("with echo the answer should start with the prompt: %+v", res.Choices)
+	}
+	// A completion is not a chat: nothing is appended to the messages.
+	roles, err := chromedp.Run(ctx, chromedp.Evaluate[int](`document.querySelectorAll("#pg-messages .message").length`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if roles > 1 {
+		t.Errorf("a completion appended %d messages to the chat editor", roles)
+	}
+}
