@@ -3,7 +3,6 @@ package db
 import (
 	"context"
 	"fmt"
-	"math"
 	"slices"
 	"strings"
 	"time"
@@ -113,9 +112,11 @@ func (s *Store) Runs(ctx context.Context, f RunFilter) (runs []RunSummary, next 
 			// Nothing in the query can be a word: nothing can match it.
 			return nil, 0, nil
 		}
-		before := f.Before
-		if before <= 0 {
-			before = math.MaxInt64
+		// The searcher's own range of the index (see ftsOwnerShift).
+		low := f.UserID << ftsOwnerShift
+		before := low | (1<<ftsOwnerShift - 1)
+		if f.Before > 0 && f.Before < 1<<ftsOwnerShift {
+			before = low | f.Before
 		}
 		// CROSS JOIN keeps FTS5 in the outer loop: it yields matches newest
 		// first, so the LIMIT stops it early.
@@ -124,10 +125,10 @@ func (s *Store) Runs(ctx context.Context, f RunFilter) (runs []RunSummary, next 
 	snippet(runs_fts, 1, '` + markOpen + `', '` + markClose + `', '` + ellipsis + `', 16),
 	snippet(runs_fts, 2, '` + markOpen + `', '` + markClose + `', '` + ellipsis + `', 24),
 	snippet(runs_fts, 3, '` + markOpen + `', '` + markClose + `', '` + ellipsis + `', 16)
-FROM runs_fts CROSS JOIN runs r ON r.id = runs_fts.rowid
-WHERE runs_fts MATCH ? AND runs_fts.rowid < ? AND ` + strings.Join(where, " AND ") + `
+FROM runs_fts CROSS JOIN runs r ON r.id = runs_fts.rowid & ` + ftsIDMask + `
+WHERE runs_fts MATCH ? AND runs_fts.rowid > ? AND runs_fts.rowid < ? AND ` + strings.Join(where, " AND ") + `
 ORDER BY runs_fts.rowid DESC LIMIT ?`
-		args = append([]any{match, before}, args...)
+		args = append([]any{match, low, before}, args...)
 	} else {
 		if f.Before > 0 {
 			where, args = append(where, "r.id < ?"), append(args, f.Before)

@@ -208,12 +208,45 @@ END;
 	// 7: a filter on provider and model together that matches few runs
 	// walks this index instead of every run of the provider.
 	`CREATE INDEX runs_user_provider_model ON runs (user_id, provider, model, id);`,
+	// 8: ids are never reused: users, runs, shares and invites are rebuilt
+	// with AUTOINCREMENT (by rebuildAutoincrement), so that a removed
+	// member's cookie or live run can never come to name a newcomer's
+	// account or run. Sessions live on the server, so that removing,
+	// demoting or a password change ends them all, and a copied cookie
+	// dies at sign-out. One-time password reset links made by an admin.
+	// The search index is keyed by owner (see ftsRowid), so that a search
+	// reads only the searcher's part of it.
+	`
+CREATE TABLE sessions (
+	id_hash    BLOB PRIMARY KEY,
+	user_id    INTEGER NOT NULL REFERENCES users (id) ON DELETE CASCADE,
+	created_at INTEGER NOT NULL,
+	seen_at    INTEGER NOT NULL
+) WITHOUT ROWID;
+CREATE INDEX sessions_user ON sessions (user_id);
+CREATE TABLE password_resets (
+	id         INTEGER PRIMARY KEY AUTOINCREMENT,
+	token_hash BLOB NOT NULL UNIQUE,
+	user_id    INTEGER NOT NULL REFERENCES users (id) ON DELETE CASCADE,
+	created_by INTEGER REFERENCES users (id) ON DELETE SET NULL,
+	created_at INTEGER NOT NULL,
+	expires_at INTEGER NOT NULL,
+	used_at    INTEGER
+);
+CREATE INDEX password_resets_user ON password_resets (user_id);
+`,
 }
 
 // afterMigration holds the steps, in Go, that complete a migration in
 // its transaction, by the schema version the migration brings.
 var afterMigration = map[int]func(context.Context, *sql.Tx) error{
 	4: summariseRuns,
+	8: func(ctx context.Context, tx *sql.Tx) error {
+		if err := rebuildAutoincrement(ctx, tx, "users", "runs", "shares", "invites"); err != nil {
+			return err
+		}
+		return rekeySearch(ctx, tx)
+	},
 }
 
 // SchemaVersion is the version a database has once Open returns.
@@ -225,7 +258,21 @@ func (s *Store) migrate(ctx context.Context) error {
 
 // migrateTo brings the schema up to version to; tests use it to build a
 // database as an older Knobs left it.
-func (s *Store) migrateTo(ctx context.Context, to int) error {
+//
+// Foreign keys are off while migrations run, as SQLite's rebuild of a
+// table needs (a DROP TABLE would otherwise cascade into every table
+// that references it), and every reference is checked before commit.
+// The writer has one connection, so the pragma applies to the
+// transaction below.
+func (s *Store) migrateTo(ctx context.Context, to int) (err error) {
+	if _, err := s.w.ExecContext(ctx, `PRAGMA foreign_keys = OFF`); err != nil {
+		return fmt.Errorf("db: unable to turn foreign keys off to migrate: %w", err)
+	}
+	defer func() {
+		if _, ferr := s.w.ExecContext(context.Background(), `PRAGMA foreign_keys = ON`); ferr != nil && err == nil {
+			err = fmt.Errorf("db: unable to turn foreign keys back on: %w", ferr)
+		}
+	}()
 	return s.tx(ctx, func(tx *sql.Tx) error {
 		if _, err := tx.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS schema_version (version INTEGER NOT NULL)`); err != nil {
 			return fmt.Errorf("db: unable to create schema_version: %w", err)
@@ -255,9 +302,32 @@ func (s *Store) migrateTo(ctx context.Context, to int) error {
 				}
 			}
 		}
+		if err := checkForeignKeys(ctx, tx); err != nil {
+			return err
+		}
 		if _, err := tx.ExecContext(ctx, `UPDATE schema_version SET version = ?`, to); err != nil {
 			return fmt.Errorf("db: unable to record schema version: %w", err)
 		}
 		return nil
 	})
+}
+
+// checkForeignKeys fails when any row references one that does not exist.
+func checkForeignKeys(ctx context.Context, tx *sql.Tx) error {
+	rows, err := tx.QueryContext(ctx, `PRAGMA foreign_key_check`)
+	if err != nil {
+		return fmt.Errorf("db: unable to check foreign keys: %w", err)
+	}
+	defer rows.Close()
+	if rows.Next() {
+		var table string
+		var rowid sql.NullInt64
+		var parent string
+		var fkid int64
+		if err := rows.Scan(&table, &rowid, &parent, &fkid); err != nil {
+			return fmt.Errorf("db: unable to check foreign keys: %w", err)
+		}
+		return fmt.Errorf("db: migration left row %d of %s referencing a missing %s", rowid.Int64, table, parent)
+	}
+	return rows.Err()
 }

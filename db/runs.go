@@ -77,7 +77,7 @@ VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id`,
 			return err
 		}
 		_, err = tx.ExecContext(ctx, `INSERT INTO runs_fts (rowid, prompt_line, prompt, output_line, output) VALUES (?, ?, ?, '', '')`,
-			id, p.PromptLine, p.Prompt)
+			r.UserID<<ftsOwnerShift|id, p.PromptLine, p.Prompt)
 		return err
 	})
 	if err != nil {

@@ -105,7 +105,7 @@ func TestShares(t *testing.T) {
 	}
 
 	// A removed owner's shares go with their runs.
-	must(t, s.SetUserRole(ctx, bob, db.RoleAdmin))
+	must(t, s.SetUserRole(ctx, bob, db.RoleAdmin, ""))
 	must(t, s.RemoveUser(ctx, alice))
 	if _, _, err := s.SharedRun(ctx, team.Token); !errors.Is(err, db.ErrNotFound) {
 		t.Errorf("share of a removed user: %v", err)

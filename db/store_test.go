@@ -395,14 +395,14 @@ func TestLastAdmin(t *testing.T) {
 	alice, _ := s.CreateUser(ctx, db.SignUp{Username: "alice", PasswordHash: "x"})
 	bob, _ := s.CreateUser(ctx, db.SignUp{Username: "bob", PasswordHash: "x", Open: true})
 
-	if err := s.SetUserRole(ctx, alice.ID, db.RoleMember); !errors.Is(err, db.ErrLastAdmin) {
+	if err := s.SetUserRole(ctx, alice.ID, db.RoleMember, ""); !errors.Is(err, db.ErrLastAdmin) {
 		t.Errorf("demoting the only admin: %v, want ErrLastAdmin", err)
 	}
 	if err := s.RemoveUser(ctx, alice.ID); !errors.Is(err, db.ErrLastAdmin) {
 		t.Errorf("removing the only admin: %v, want ErrLastAdmin", err)
 	}
-	must(t, s.SetUserRole(ctx, bob.ID, db.RoleAdmin))
-	must(t, s.SetUserRole(ctx, alice.ID, db.RoleMember))
+	must(t, s.SetUserRole(ctx, bob.ID, db.RoleAdmin, ""))
+	must(t, s.SetUserRole(ctx, alice.ID, db.RoleMember, ""))
 	if err := s.RemoveUser(ctx, bob.ID); !errors.Is(err, db.ErrLastAdmin) {
 		t.Errorf("removing the new only admin: %v, want ErrLastAdmin", err)
 	}
@@ -410,10 +410,10 @@ func TestLastAdmin(t *testing.T) {
 	if err := s.RemoveUser(ctx, alice.ID); !errors.Is(err, db.ErrNotFound) {
 		t.Errorf("removing twice: %v, want ErrNotFound", err)
 	}
-	if err := s.SetUserRole(ctx, 999, db.RoleAdmin); !errors.Is(err, db.ErrNotFound) {
+	if err := s.SetUserRole(ctx, 999, db.RoleAdmin, ""); !errors.Is(err, db.ErrNotFound) {
 		t.Errorf("role of unknown user: %v, want ErrNotFound", err)
 	}
-	if err := s.SetUserRole(ctx, bob.ID, "owner"); err == nil {
+	if err := s.SetUserRole(ctx, bob.ID, "owner", ""); err == nil {
 		t.Errorf("an unknown role was accepted")
 	}
 	if u, _ := s.User(ctx, bob.ID); !u.IsAdmin() {

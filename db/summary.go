@@ -201,7 +201,7 @@ UPDATE runs SET prompt_line = ?, output_line = ?, tokens = ?, ttft_ms = ?, token
 		return err
 	}
 	_, err = tx.ExecContext(ctx, `
-INSERT OR REPLACE INTO runs_fts (rowid, prompt_line, prompt, output_line, output) VALUES (?, ?, ?, ?, ?)`,
+INSERT OR REPLACE INTO runs_fts (rowid, prompt_line, prompt, output_line, output) VALUES (`+ftsRowid+`, ?, ?, ?, ?)`,
 		id, p.PromptLine, p.Prompt, o.OutputLine, o.Output)
 	return err
 }
@@ -214,7 +214,7 @@ UPDATE runs SET output_line = ?, tokens = ?, ttft_ms = ?, tokens_per_sec = ?, co
 	if err != nil {
 		return err
 	}
-	_, err = tx.ExecContext(ctx, `UPDATE runs_fts SET output_line = ?, output = ? WHERE rowid = ?`, o.OutputLine, o.Output, id)
+	_, err = tx.ExecContext(ctx, `UPDATE runs_fts SET output_line = ?, output = ? WHERE rowid = `+ftsRowid, o.OutputLine, o.Output, id)
 	return err
 }
 

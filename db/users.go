@@ -164,8 +164,10 @@ func (s *Store) CountUsers(ctx context.Context) (int, error) {
 	return n, nil
 }
 
-// SetUserRole changes a user's role; the last admin cannot be demoted.
-func (s *Store) SetUserRole(ctx context.Context, id int64, role string) error {
+// SetUserRole changes a user's role; a demotion ends their sessions but
+// keep (the session of an admin who steps down). The last admin cannot
+// be demoted.
+func (s *Store) SetUserRole(ctx context.Context, id int64, role, keep string) error {
 	if role != RoleAdmin && role != RoleMember {
 		return fmt.Errorf("db: unknown role %q", role)
 	}
@@ -179,7 +181,16 @@ func (s *Store) SetUserRole(ctx context.Context, id int64, role string) error {
 		if err != nil {
 			return err
 		}
-		return affectedOne(res)
+		if err := affectedOne(res); err != nil {
+			return err
+		}
+		if role == RoleAdmin {
+			return nil
+		}
+		// Every session of theirs ends: a demoted admin's open pages
+		// must not keep admin rights.
+		_, err = tx.ExecContext(ctx, `DELETE FROM sessions WHERE user_id = ? AND id_hash != ?`, id, hashToken(keep))
+		return err
 	})
 	if errors.Is(err, ErrNotFound) || errors.Is(err, ErrLastAdmin) {
 		return err

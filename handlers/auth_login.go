@@ -42,12 +42,12 @@ func (h *Handler) Login(c *fiber.Ctx) error {
 		form.Error = "Enter your username and password."
 		return Render(c, fiber.StatusUnprocessableEntity, views.LoginPage(form))
 	}
-	accountKey, addrKey := "user:"+strings.ToLower(username), "addr:"+c.IP()
-	for _, k := range []string{accountKey, addrKey} {
-		if blocked, wait := h.logins.Blocked(k); blocked {
-			form.Error = fmt.Sprintf("Too many failed sign-in attempts. Try again in %d minutes.", int(math.Ceil(wait.Minutes())))
-			return Render(c, fiber.StatusTooManyRequests, views.LoginPage(form))
-		}
+	accountKey, addrKey := loginKey(username), "addr:"+c.IP()
+	// The attempt counts before the password is checked: parallel guesses
+	// must not all pass the limit while the first of them is hashing.
+	if ok, wait := h.logins.Reserve(accountKey, addrKey); !ok {
+		form.Error = fmt.Sprintf("Too many failed sign-in attempts. Try again in %d minutes.", max(1, int(math.Ceil(wait.Minutes()))))
+		return Render(c, fiber.StatusTooManyRequests, views.LoginPage(form))
 	}
 	u, err := h.store.UserByName(ctx(c), username)
 	// An unknown name is checked against a dummy hash of the same cost,
@@ -56,23 +56,44 @@ func (h *Handler) Login(c *fiber.Ctx) error {
 	if err == nil {
 		hash = []byte(u.PasswordHash)
 	} else if !errors.Is(err, db.ErrNotFound) {
+		h.logins.Release(accountKey, addrKey)
 		return err
 	}
 	if bcrypt.CompareHashAndPassword(hash, passwordInput(password)) != nil || err != nil {
-		h.logins.Fail(accountKey, addrKey)
 		h.log.Info("sign-in failed", "username", username, "addr", c.IP())
 		form.Error = "Wrong username or password."
 		return Render(c, fiber.StatusUnauthorized, views.LoginPage(form))
 	}
+	h.logins.Release(addrKey)
 	h.logins.Reset(accountKey)
-	session.From(c).SignIn(u.ID)
+	if err := h.signIn(c, u.ID); err != nil {
+		return err
+	}
 	return c.Redirect(form.Next, fiber.StatusSeeOther)
 }
 
-// Logout signs the user out.
+// Logout ends this session on the server, so that a copy of the cookie
+// signs nobody in either.
 func (h *Handler) Logout(c *fiber.Ctx) error {
-	session.From(c).SignOut()
+	s := session.From(c)
+	if s.Token != "" {
+		if err := h.store.RemoveSession(ctx(c), s.Token); err != nil {
+			return err
+		}
+	}
+	s.SignOut()
 	return c.Redirect("/login", fiber.StatusSeeOther)
+}
+
+// signIn starts a server-side session for user and puts its token in the
+// cookie.
+func (h *Handler) signIn(c *fiber.Ctx, user int64) error {
+	token, err := h.store.CreateSession(ctx(c), user)
+	if err != nil {
+		return err
+	}
+	session.From(c).SignIn(token)
+	return nil
 }
 
 // safeNext keeps a redirect target on this site: a plain local path, or

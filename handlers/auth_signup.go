@@ -12,7 +12,6 @@ import (
 
 	"knobs/db"
 	"knobs/views"
-	"knobs/web/session"
 )
 
 const (
@@ -96,14 +95,7 @@ func (h *Handler) Signup(c *fiber.Ctx) error {
 	case !usernamePattern.MatchString(username):
 		f.Errors["username"] = "Use only letters, digits, dots, dashes, underscores or @."
 	}
-	switch {
-	case len(password) < minPassword:
-		f.Errors["password"] = "A password needs at least 8 characters."
-	case len(password) > maxPassword:
-		f.Errors["password"] = "A password has at most 1,024 bytes."
-	case password != password2:
-		f.Errors["password2"] = "The two passwords differ."
-	}
+	checkNewPassword(f.Errors, password, password2)
 	if len(f.Errors) > 0 {
 		return Render(c, fiber.StatusUnprocessableEntity, views.SignupPage(f))
 	}
@@ -128,6 +120,21 @@ func (h *Handler) Signup(c *fiber.Ctx) error {
 		return err
 	}
 	h.log.Info("account created", "user", u.Username, "role", u.Role)
-	session.From(c).SignIn(u.ID)
+	if err := h.signIn(c, u.ID); err != nil {
+		return err
+	}
 	return redirectWith(c, "/", "Welcome to Knobs, "+u.Username+".")
+}
+
+// checkNewPassword puts a message in errs, under "password" or
+// "password2", when a new password and its repetition are not acceptable.
+func checkNewPassword(errs views.FieldErrors, password, password2 string) {
+	switch {
+	case len(password) < minPassword:
+		errs["password"] = "A password needs at least 8 characters."
+	case len(password) > maxPassword:
+		errs["password"] = "A password has at most 1,024 bytes."
+	case password != password2:
+		errs["password2"] = "The two passwords differ."
+	}
 }

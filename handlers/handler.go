@@ -99,12 +99,13 @@ func CurrentUser(c *fiber.Ctx) (db.User, bool) {
 	return u, ok
 }
 
-// LoadUser puts the signed-in user, if any, in the request. A session
-// whose user was removed is signed out.
+// LoadUser puts the signed-in user, if any, in the request. A cookie
+// whose server-side session has ended (signed out, signed out
+// everywhere, password changed, demoted, removed) is signed out.
 func (h *Handler) LoadUser(c *fiber.Ctx) error {
 	s := session.From(c)
-	if s.UserID != 0 {
-		u, err := h.store.User(c.UserContext(), s.UserID)
+	if s.Token != "" {
+		u, err := h.store.SessionUser(c.UserContext(), s.Token)
 		switch {
 		case err == nil:
 			c.Locals(userKey, u)
@@ -163,3 +164,16 @@ func redirectWith(c *fiber.Ctx, path, flash string) error {
 
 // ctx is the request's context for store calls.
 func ctx(c *fiber.Ctx) context.Context { return c.UserContext() }
+
+// paramID reads the route parameter name as a row id; anything but a
+// positive integer is an error, which callers answer with 404.
+func paramID(c *fiber.Ctx, name string) (int64, error) {
+	id, err := strconv.ParseInt(c.Params(name), 10, 64)
+	if err != nil || id <= 0 {
+		return 0, errors.New("handlers: not an id")
+	}
+	return id, nil
+}
+
+// loginKey is the sign-in limiter's key for an account.
+func loginKey(username string) string { return "user:" + strings.ToLower(username) }

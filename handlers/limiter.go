@@ -23,26 +23,44 @@ func NewLimiter(max int, window time.Duration) *Limiter {
 	return &Limiter{max: max, window: window, fails: map[string][]time.Time{}, now: time.Now}
 }
 
-// Blocked reports whether key has used up its failures, and when the
-// oldest of them leaves the window.
-func (l *Limiter) Blocked(key string) (bool, time.Duration) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	f := l.prune(key)
-	if len(f) < l.max {
-		return false, 0
-	}
-	return true, f[0].Add(l.window).Sub(l.now())
-}
-
-// Fail records a failure for each key.
-func (l *Limiter) Fail(keys ...string) {
+// Reserve counts an attempt against every key before it is checked, so
+// that parallel attempts cannot all pass a check made before any of them
+// failed. It fails, with the wait until the oldest counted attempt leaves
+// the window, when any key has used up its attempts; then nothing is
+// counted. An attempt that succeeds is taken back with Release.
+func (l *Limiter) Reserve(keys ...string) (ok bool, wait time.Duration) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	for _, k := range keys {
-		l.fails[k] = append(l.prune(k), l.now())
+		if f := l.prune(k); len(f) >= l.max {
+			return false, f[0].Add(l.window).Sub(l.now())
+		}
 	}
-	// Keep memory bounded under a flood of distinct keys.
+	now := l.now()
+	for _, k := range keys {
+		l.fails[k] = append(l.fails[k], now)
+	}
+	l.bound()
+	return true, 0
+}
+
+// Release takes back one reserved attempt of each key.
+func (l *Limiter) Release(keys ...string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for _, k := range keys {
+		if f := l.fails[k]; len(f) > 0 {
+			l.fails[k] = f[:len(f)-1]
+			if len(f) == 1 {
+				delete(l.fails, k)
+			}
+		}
+	}
+}
+
+// bound keeps memory bounded under a flood of distinct keys; the caller
+// holds l.mu.
+func (l *Limiter) bound() {
 	if len(l.fails) > 100_000 {
 		for k := range l.fails {
 			if len(l.prune(k)) == 0 {

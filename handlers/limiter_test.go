@@ -11,40 +11,51 @@ func TestLimiter(t *testing.T) {
 	l.now = func() time.Time { return now }
 
 	for i := range 3 {
-		if blocked, _ := l.Blocked("user:a"); blocked {
-			t.Fatalf("blocked after %d failures, limit 3", i)
+		if ok, _ := l.Reserve("user:a", "addr:1"); !ok {
+			t.Fatalf("refused after %d failures, limit 3", i)
 		}
-		l.Fail("user:a", "addr:1")
 		now = now.Add(time.Minute)
 	}
-	blocked, wait := l.Blocked("user:a")
-	if !blocked || wait != 12*time.Minute {
-		t.Errorf("after 3 failures: blocked %v, wait %v; want blocked for 12m (the oldest leaves the window)", blocked, wait)
+	ok, wait := l.Reserve("user:a")
+	if ok || wait != 12*time.Minute {
+		t.Errorf("after 3 failures: ok %v, wait %v; want refused for 12m (the oldest leaves the window)", ok, wait)
 	}
-	if blocked, _ := l.Blocked("addr:1"); !blocked {
-		t.Errorf("the address is not blocked")
+	if ok, _ := l.Reserve("addr:1"); ok {
+		t.Errorf("the address is not limited")
 	}
-	if blocked, _ := l.Blocked("user:b"); blocked {
-		t.Errorf("another key is blocked")
+	if ok, _ := l.Reserve("user:b"); !ok {
+		t.Errorf("another key is limited")
+	}
+	// A refused attempt on one key counts on none.
+	if ok, _ := l.Reserve("user:c", "addr:1"); ok {
+		t.Errorf("an attempt from a limited address went through")
+	}
+	if ok, _ := l.Reserve("user:c"); !ok {
+		t.Errorf("a refused attempt was counted against user:c")
 	}
 
 	// The oldest failure leaves the window: one more try.
 	now = now.Add(12 * time.Minute)
-	if blocked, _ := l.Blocked("user:a"); blocked {
-		t.Errorf("still blocked after the oldest failure left the window")
+	if ok, _ := l.Reserve("user:a"); !ok {
+		t.Errorf("still refused after the oldest failure left the window")
 	}
-	l.Fail("user:a")
-	if blocked, _ := l.Blocked("user:a"); !blocked {
-		t.Errorf("not blocked again after a new failure")
+	if ok, _ := l.Reserve("user:a"); ok {
+		t.Errorf("not refused again after a new failure")
 	}
 
+	// A success takes its attempt back.
 	l.Reset("user:a")
-	if blocked, _ := l.Blocked("user:a"); blocked {
-		t.Errorf("blocked after Reset")
+	for range 5 {
+		if ok, _ := l.Reserve("user:a"); !ok {
+			t.Fatalf("refused although every attempt succeeded")
+		}
+		l.Release("user:a")
 	}
 	// The address kept its two failures still in the window.
-	l.Fail("addr:1")
-	if blocked, _ := l.Blocked("addr:1"); !blocked {
+	if ok, _ := l.Reserve("addr:1"); !ok {
+		t.Errorf("the address is refused with two failures in the window")
+	}
+	if ok, _ := l.Reserve("addr:1"); ok {
 		t.Errorf("Reset of the account cleared the address")
 	}
 }

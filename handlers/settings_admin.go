@@ -12,6 +12,7 @@ import (
 	"knobs/db"
 	"knobs/vault"
 	"knobs/views"
+	"knobs/web/session"
 )
 
 // reservedProviderIDs are taken by the built-in providers.
@@ -140,7 +141,7 @@ func (h *Handler) SetMemberRole(c *fiber.Ctx) error {
 	if role != db.RoleAdmin && role != db.RoleMember {
 		return h.renderSettings(c, fiber.StatusUnprocessableEntity, views.FieldErrors{"role": "Choose member or admin."}, "")
 	}
-	switch err := h.store.SetUserRole(ctx(c), id, role); {
+	switch err := h.store.SetUserRole(ctx(c), id, role, session.From(c).Token); {
 	case errors.Is(err, db.ErrNotFound):
 		return fiber.NewError(fiber.StatusNotFound, "There is no such member.")
 	case errors.Is(err, db.ErrLastAdmin):

@@ -32,6 +32,12 @@ func (h *Handler) ShowSettingsPage(c *fiber.Ctx) error {
 }
 
 func (h *Handler) renderSettings(c *fiber.Ctx, status int, errs views.FieldErrors, inviteURL string) error {
+	return h.renderSettingsView(c, status, views.SettingsView{Errors: errs, InviteURL: inviteURL})
+}
+
+// renderSettingsView renders the settings page around what v already
+// holds (field errors, a link just made).
+func (h *Handler) renderSettingsView(c *fiber.Ctx, status int, v views.SettingsView) error {
 	u, _ := CurrentUser(c)
 	refs, err := h.keyedProviders(c)
 	if err != nil {
@@ -64,7 +70,10 @@ func (h *Handler) renderSettings(c *fiber.Ctx, status int, errs views.FieldError
 		}
 		return "no key: runs will fail until one is set"
 	}
-	v := views.SettingsView{Page: h.page(c, "Settings", "settings"), Errors: errs, InviteURL: inviteURL}
+	v.Page = h.page(c, "Settings", "settings")
+	if v.Sessions, err = h.store.CountUserSessions(ctx(c), u.ID); err != nil {
+		return err
+	}
 	for _, p := range refs {
 		k := mineBy[p.ID]
 		v.Keys = append(v.Keys, views.KeyRow{Provider: p.ID, Name: p.Name, Last4: k.Last4, Stored: k.Sealed != nil, Using: using(p)})

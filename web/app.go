@@ -79,7 +79,7 @@ func requestLog(log *slog.Logger) fiber.Handler {
 // links (/s/:token), whose paths are credentials, the path otherwise.
 func logPath(c *fiber.Ctx) string {
 	p := c.Path()
-	for _, prefix := range []string{"/s/", "/p/", "/g/"} {
+	for _, prefix := range []string{"/s/", "/p/", "/g/", "/reset/"} {
 		if strings.HasPrefix(p, prefix) {
 			return prefix + ":token" + tail(p[len(prefix):])
 		}

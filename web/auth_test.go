@@ -287,7 +287,7 @@ func TestLogOut(t *testing.T) {
 }
 
 // publicRoutes need no sign-in; every other route of the app does.
-var publicRoutes = []string{"/healthz", "/static", "/assets", "/login", "/signup", "/logout", "/s", "/p", "/g"}
+var publicRoutes = []string{"/healthz", "/static", "/assets", "/login", "/signup", "/logout", "/reset", "/s", "/p", "/g"}
 
 func isPublic(path string) bool {
 	for _, p := range publicRoutes {

@@ -26,6 +26,8 @@ func routes(app *fiber.App, h *handlers.Handler, sessions *session.Manager) {
 	app.Get("/signup", h.ShowSignupPage)
 	app.Post("/signup", h.Signup)
 	app.Post("/logout", h.Logout)
+	app.Get("/reset/:token", h.ShowResetPage)
+	app.Post("/reset/:token", h.ResetPassword)
 
 	// Share links: a public link opens for anyone, a team link for members.
 	app.Get("/s/:token", h.ShowSharedRun)
@@ -98,6 +100,8 @@ func routes(app *fiber.App, h *handlers.Handler, sessions *session.Manager) {
 	app.Get("/settings", h.ShowSettingsPage)
 	app.Post("/settings/keys", h.SavePersonalKey)
 	app.Post("/settings/keys/remove", h.RemovePersonalKey)
+	app.Post("/settings/password", h.ChangePassword)
+	app.Post("/settings/sessions/end", h.SignOutEverywhere)
 
 	// Settings: the team, for admins.
 	admin := h.RequireAdmin
@@ -111,6 +115,7 @@ func routes(app *fiber.App, h *handlers.Handler, sessions *session.Manager) {
 	app.Post("/settings/retention", admin, h.SetRetention)
 	app.Post("/settings/members/:id/role", admin, h.SetMemberRole)
 	app.Post("/settings/members/:id/remove", admin, h.RemoveMember)
+	app.Post("/settings/members/:id/reset", admin, h.CreatePasswordReset)
 
 	app.Use(func(c *fiber.Ctx) error { return fiber.ErrNotFound })
 }

@@ -22,22 +22,25 @@ const CookieName = "knobs_session"
 
 const localsKey = "knobs.session"
 
-// Session is the state kept in the cookie.
+// Session is the state kept in the cookie. Who is signed in is not: the
+// cookie carries the token of a session kept on the server (db.Store's
+// sessions), so that ending it there (sign-out, a password change, a
+// removed member) ends every copy of the cookie at once.
 type Session struct {
-	UserID int64
-	CSRF   string
-	Flash  string // a one-time message shown on the next page
-	dirty  bool
+	Token string // the server-side session's token; "" when signed out
+	CSRF  string
+	Flash string // a one-time message shown on the next page
+	dirty bool
 }
 
-// SignIn records user as signed in and rotates the CSRF token.
-func (s *Session) SignIn(userID int64) {
-	s.UserID, s.CSRF, s.dirty = userID, newToken(), true
+// SignIn records the server-side session token and rotates the CSRF token.
+func (s *Session) SignIn(token string) {
+	s.Token, s.CSRF, s.dirty = token, newToken(), true
 }
 
-// SignOut forgets the user and rotates the CSRF token.
+// SignOut forgets the session and rotates the CSRF token.
 func (s *Session) SignOut() {
-	s.UserID, s.CSRF, s.dirty = 0, newToken(), true
+	s.Token, s.CSRF, s.dirty = "", newToken(), true
 }
 
 // SetFlash keeps msg for the next page shown.
@@ -93,7 +96,7 @@ func (m *Manager) Middleware(c *fiber.Ctx) error {
 	if c.Cookies(CookieName) != "" {
 		if r, err := adaptor.ConvertRequest(c, false); err == nil {
 			if gs, err := m.store.Get(r, CookieName); err == nil {
-				s.UserID, _ = gs.Values["uid"].(int64)
+				s.Token, _ = gs.Values["sid"].(string)
 				s.CSRF, _ = gs.Values["csrf"].(string)
 				s.Flash, _ = gs.Values["flash"].(string)
 			}
@@ -117,7 +120,7 @@ func (m *Manager) save(c *fiber.Ctx, s *Session) error {
 	opts := *m.store.Options
 	gs.Options = &opts
 	gs.IsNew = false
-	gs.Values["uid"] = s.UserID
+	gs.Values["sid"] = s.Token
 	gs.Values["csrf"] = s.CSRF
 	if s.Flash != "" {
 		gs.Values["flash"] = s.Flash

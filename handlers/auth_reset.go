@@ -1,0 +1,69 @@
+package handlers
+
+import (
+	"errors"
+	"time"
+
+	"github.com/gofiber/fiber/v2"
+	"golang.org/x/crypto/bcrypt"
+
+	"knobs/db"
+	"knobs/views"
+)
+
+// resetTTL is how long a password reset link works.
+const resetTTL = 24 * time.Hour
+
+// ShowResetPage shows the form a password reset link opens.
+func (h *Handler) ShowResetPage(c *fiber.Ctx) error {
+	token := c.Params("token")
+	f := views.ResetForm{Page: h.page(c, "Set a new password", ""), Token: token}
+	u, err := h.store.PasswordResetUser(ctx(c), token)
+	switch {
+	case errors.Is(err, db.ErrResetInvalid):
+		return Render(c, fiber.StatusNotFound, views.ResetPage(f))
+	case err != nil:
+		return err
+	}
+	f.Username = u.Username
+	return Render(c, fiber.StatusOK, views.ResetPage(f))
+}
+
+// ResetPassword spends a reset link: the new password is set, every
+// session of the account ends, and this browser is signed in to it.
+func (h *Handler) ResetPassword(c *fiber.Ctx) error {
+	token := c.Params("token")
+	f := views.ResetForm{Page: h.page(c, "Set a new password", ""), Token: token, Errors: views.FieldErrors{}}
+	u, err := h.store.PasswordResetUser(ctx(c), token)
+	switch {
+	case errors.Is(err, db.ErrResetInvalid):
+		return Render(c, fiber.StatusNotFound, views.ResetPage(f))
+	case err != nil:
+		return err
+	}
+	f.Username = u.Username
+	checkNewPassword(f.Errors, c.FormValue("password"), c.FormValue("password2"))
+	if len(f.Errors) > 0 {
+		return Render(c, fiber.StatusUnprocessableEntity, views.ResetPage(f))
+	}
+	hash, err := bcrypt.GenerateFromPassword(passwordInput(c.FormValue("password")), h.bcryptCost)
+	if err != nil {
+		return err
+	}
+	// Spent in one transaction: a second use of the link, even at the
+	// same moment, finds it used.
+	u, err = h.store.ResetPassword(ctx(c), token, string(hash))
+	switch {
+	case errors.Is(err, db.ErrResetInvalid):
+		f.Username = ""
+		return Render(c, fiber.StatusNotFound, views.ResetPage(f))
+	case err != nil:
+		return err
+	}
+	h.log.Info("password reset with a link", "user", u.Username)
+	h.logins.Reset(loginKey(u.Username))
+	if err := h.signIn(c, u.ID); err != nil {
+		return err
+	}
+	return redirectWith(c, "/", "Your new password is set; every other session is signed out.")
+}

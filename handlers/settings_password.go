@@ -1,0 +1,88 @@
+package handlers
+
+import (
+	"errors"
+
+	"github.com/gofiber/fiber/v2"
+	"golang.org/x/crypto/bcrypt"
+
+	"knobs/db"
+	"knobs/views"
+	"knobs/web/session"
+)
+
+// ChangePassword sets a new password once the current one is proved, and
+// signs the user out of every other session.
+func (h *Handler) ChangePassword(c *fiber.Ctx) error {
+	u, _ := CurrentUser(c)
+	current, password, password2 := c.FormValue("current"), c.FormValue("password"), c.FormValue("password2")
+	errs := views.FieldErrors{}
+	checkNewPassword(errs, password, password2)
+	if len(current) > maxPassword || current == "" {
+		errs["current"] = "Enter your current password."
+	}
+	if len(errs) > 0 {
+		return h.renderSettings(c, fiber.StatusUnprocessableEntity, errs, "")
+	}
+	// Guessing the current password from a stolen session counts against
+	// the same limit as signing in.
+	accountKey := loginKey(u.Username)
+	if ok, _ := h.logins.Reserve(accountKey); !ok {
+		return h.renderSettings(c, fiber.StatusTooManyRequests, views.FieldErrors{"current": "Too many wrong passwords. Try again later."}, "")
+	}
+	if bcrypt.CompareHashAndPassword([]byte(u.PasswordHash), passwordInput(current)) != nil {
+		h.log.Info("password change with a wrong current password", "user", u.Username, "addr", c.IP())
+		return h.renderSettings(c, fiber.StatusUnprocessableEntity, views.FieldErrors{"current": "That is not your current password."}, "")
+	}
+	h.logins.Reset(accountKey)
+	hash, err := bcrypt.GenerateFromPassword(passwordInput(password), h.bcryptCost)
+	if err != nil {
+		return err
+	}
+	if err := h.store.SetPassword(ctx(c), u.ID, string(hash), session.From(c).Token); err != nil {
+		return err
+	}
+	h.log.Info("password changed", "user", u.Username)
+	return redirectWith(c, "/settings", "Your password is changed; every other session is signed out.")
+}
+
+// SignOutEverywhere ends every session of the user, this one included.
+func (h *Handler) SignOutEverywhere(c *fiber.Ctx) error {
+	u, _ := CurrentUser(c)
+	n, err := h.store.RemoveUserSessions(ctx(c), u.ID, "")
+	if err != nil {
+		return err
+	}
+	h.log.Info("signed out everywhere", "user", u.Username, "sessions", n)
+	s := session.From(c)
+	s.SignOut()
+	s.SetFlash("You are signed out on every device.")
+	return c.Redirect("/login", fiber.StatusSeeOther)
+}
+
+// CreatePasswordReset makes a one-time link with which a member who
+// forgot their password sets a new one; an admin hands it over.
+func (h *Handler) CreatePasswordReset(c *fiber.Ctx) error {
+	admin, _ := CurrentUser(c)
+	id, err := paramID(c, "id")
+	if err != nil {
+		return fiber.NewError(fiber.StatusNotFound, "There is no such member.")
+	}
+	if id == admin.ID {
+		return redirectWith(c, "/settings", "Change your own password under Your account.")
+	}
+	member, err := h.store.User(ctx(c), id)
+	if errors.Is(err, db.ErrNotFound) {
+		return fiber.NewError(fiber.StatusNotFound, "There is no such member.")
+	} else if err != nil {
+		return err
+	}
+	token, err := h.store.CreatePasswordReset(ctx(c), admin.ID, id, resetTTL)
+	if errors.Is(err, db.ErrNotFound) {
+		return fiber.NewError(fiber.StatusNotFound, "There is no such member.")
+	} else if err != nil {
+		return err
+	}
+	h.log.Info("password reset link made", "by", admin.Username, "for", member.Username)
+	return h.renderSettingsView(c, fiber.StatusOK, views.SettingsView{ResetURL: c.BaseURL() + "/reset/" + token, ResetFor: member.Username})
+}
