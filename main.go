@@ -53,7 +53,12 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 	}
 	log := slog.New(slog.NewTextHandler(stdout, nil))
 
+	// The database is locked for this process first, so that a second
+	// Knobs on the same file stops before it touches anything.
 	store, err := db.Open(ctx, cfg.DBPath)
+	if errors.Is(err, db.ErrLocked) {
+		return fmt.Errorf("%w (KNOBS_DB); stop the other Knobs first, or give this one another file", err)
+	}
 	if err != nil {
 		return err
 	}
@@ -75,6 +80,14 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 	if err != nil {
 		return err
 	}
+
+	// The port is taken before left-over runs are touched: a Knobs that
+	// cannot serve changes nothing.
+	ln, err := net.Listen("tcp", cfg.Addr)
+	if err != nil {
+		return fmt.Errorf("listen on %s (KNOBS_ADDR): %w", cfg.Addr, err)
+	}
+	defer ln.Close()
 
 	if n, err := store.InterruptRuns(ctx); err != nil {
 		return err
@@ -98,10 +111,6 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 	h := handlers.New(handlers.Options{Store: store, Box: box, Config: cfg, Log: log, Runner: runs})
 	app := web.New(h, session.NewManager(cfg.Secret, cfg.SecureCookies), log)
 
-	ln, err := net.Listen("tcp", cfg.Addr)
-	if err != nil {
-		return fmt.Errorf("listen on %s (KNOBS_ADDR): %w", cfg.Addr, err)
-	}
 	log.Info("Knobs is listening", "url", "http://"+ln.Addr().String(), "db", cfg.DBPath)
 
 	served := make(chan error, 1)
@@ -133,6 +142,9 @@ func purgeExpiredRuns(ctx context.Context, store *db.Store, log *slog.Logger, ev
 	for {
 		if _, err := retention.PurgeExpired(ctx, store, time.Now(), log); err != nil && ctx.Err() == nil {
 			log.Error("purging runs past the retention period", "err", err)
+		}
+		if err := store.PurgeSessions(ctx); err != nil && ctx.Err() == nil {
+			log.Error("purging unused sessions", "err", err)
 		}
 		select {
 		case <-ctx.Done():

@@ -17,7 +17,9 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
+	"os"
 	"runtime"
+	"sync"
 
 	_ "modernc.org/sqlite" // the pure-Go driver, so CGO_ENABLED=0 builds work
 )
@@ -25,15 +27,30 @@ import (
 // ErrNotFound is returned when a row does not exist or is not the caller's.
 var ErrNotFound = errors.New("db: not found")
 
+// ErrLocked is returned by Open when another Knobs process has the file.
+var ErrLocked = errors.New("db: another Knobs process is using the database file")
+
 // Store owns every SQL statement of Knobs.
 type Store struct {
-	w *sql.DB // one connection, immediate transactions
-	r *sql.DB // read-only pool
+	w      *sql.DB // one connection, immediate transactions
+	r      *sql.DB // read-only pool
+	lockMu sync.Mutex
+	lock   *os.File
 }
 
-// Open opens (creating if needed) the SQLite file at path and brings its
+// Open opens (creating if needed) the SQLite file at path, which it locks
+// for this process alone (ErrLocked when another has it), and brings its
 // schema up to date.
-func Open(ctx context.Context, path string) (*Store, error) {
+func Open(ctx context.Context, path string) (s *Store, err error) {
+	lock, err := lockFile(path)
+	if err != nil {
+		return nil, err
+	}
+	defer func() {
+		if err != nil && lock != nil {
+			lock.Close()
+		}
+	}()
 	pragmas := "_pragma=busy_timeout(5000)&_pragma=journal_mode(WAL)&_pragma=foreign_keys(1)&_pragma=synchronous(NORMAL)"
 	file := "file:" + (&url.URL{Path: path}).EscapedPath()
 	w, err := sql.Open("sqlite", file+"?"+pragmas+"&_txlock=immediate")
@@ -47,7 +64,7 @@ func Open(ctx context.Context, path string) (*Store, error) {
 		w.Close()
 		return nil, fmt.Errorf("db: unable to open %s: %w", path, err)
 	}
-	s := &Store{w: w}
+	s = &Store{w: w, lock: lock}
 	if err := s.migrate(ctx); err != nil {
 		w.Close()
 		return nil, err
@@ -64,9 +81,17 @@ func Open(ctx context.Context, path string) (*Store, error) {
 	return s, nil
 }
 
-// Close closes both pools.
+// Close closes both pools, then lets another process have the file.
+// Closing twice is harmless.
 func (s *Store) Close() error {
-	return errors.Join(s.r.Close(), s.w.Close())
+	err := errors.Join(s.r.Close(), s.w.Close())
+	s.lockMu.Lock()
+	defer s.lockMu.Unlock()
+	if s.lock != nil {
+		err = errors.Join(err, s.lock.Close())
+		s.lock = nil
+	}
+	return err
 }
 
 // Ping reports whether the database answers a query, for /healthz.

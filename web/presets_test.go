@@ -307,3 +307,33 @@ func TestDefaultPresetLoadsInAFreshPlayground(t *testing.T) {
 		t.Error("a fresh playground did not load the default preset")
 	}
 }
+
+// A team preset made private again takes its whole history with it: no
+// page, diff, export or copy of any of its versions is left to others.
+func TestOldPresetVersionsFollowTheCurrentVisibility(t *testing.T) {
+	t.Parallel()
+	_, admin := newTeam(t)
+	bob := admin.addMember("bob")
+	id := admin.savePreset("Once shared", "team")
+	p := fmt.Sprintf("/presets/%d", id)
+	changed := strings.Replace(presetSpecJSON, "You are terse.", "Internal notes: v2", 1)
+	if r, _ := admin.jsonPost(p, fmt.Sprintf(`{"spec":%s,"version":1}`, changed)); r.status != http.StatusOK {
+		t.Fatalf("second version: %d %s", r.status, r.body)
+	}
+	wantPage(t, bob.get(p+"?a=1&b=2"), http.StatusOK, "Version 1 → version 2")
+
+	wantPage(t, admin.submit(p+"/settings", form("name", "Once shared", "visibility", "private")), http.StatusOK, "Saved.")
+	for _, path := range []string{p, p + "?a=1&b=2", p + "?a=2&b=1", p + "/export"} {
+		if r := bob.get(path); r.status != http.StatusNotFound || r.has("You are terse.") || r.has("Internal notes") {
+			t.Errorf("GET %s after the preset became private: %d", path, r.status)
+		}
+	}
+	for _, action := range []string{"/open", "/duplicate", "/restore"} {
+		if r := bob.postForm(p+action, form("version", "1")); r.status != http.StatusNotFound {
+			t.Errorf("POST %s after the preset became private: %d, want 404", action, r.status)
+		}
+	}
+	if list := bob.open("/presets"); list.has("Once shared") {
+		t.Error("the private preset is still in bob's list")
+	}
+}
