@@ -36,6 +36,8 @@ type Store struct {
 	r      *sql.DB // read-only pool
 	lockMu sync.Mutex
 	lock   *os.File
+
+	sessions sessionCache
 }
 
 // Open opens (creating if needed) the SQLite file at path, which it locks

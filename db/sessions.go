@@ -47,38 +47,43 @@ func (s *Store) SessionUser(ctx context.Context, token string) (User, error) {
 	if token == "" {
 		return User{}, ErrNotFound
 	}
-	var seen int64
-	var u User
-	var created int64
-	err := s.r.QueryRowContext(ctx, `
+	key := string(hashToken(token))
+	e, gen, ok := s.sessions.get(key)
+	if !ok {
+		var seen, created int64
+		err := s.r.QueryRowContext(ctx, `
 SELECT u.id, u.username, u.password_hash, u.role, u.created_at, s.seen_at
 FROM sessions s JOIN users u ON u.id = s.user_id
-WHERE s.id_hash = ?`, hashToken(token)).Scan(&u.ID, &u.Username, &u.PasswordHash, &u.Role, &created, &seen)
-	if errors.Is(err, sql.ErrNoRows) {
-		return User{}, ErrNotFound
+WHERE s.id_hash = ?`, []byte(key)).Scan(&e.user.ID, &e.user.Username, &e.user.PasswordHash, &e.user.Role, &created, &seen)
+		if errors.Is(err, sql.ErrNoRows) {
+			return User{}, ErrNotFound
+		}
+		if err != nil {
+			return User{}, fmt.Errorf("db: unable to load a session: %w", err)
+		}
+		e.user.CreatedAt, e.seen = time.Unix(created, 0), time.Unix(seen, 0)
+		s.sessions.put(key, e, gen)
 	}
-	if err != nil {
-		return User{}, fmt.Errorf("db: unable to load a session: %w", err)
-	}
-	u.CreatedAt = time.Unix(created, 0)
 	now := time.Now()
-	last := time.Unix(seen, 0)
-	if now.Sub(last) > SessionIdle {
+	if now.Sub(e.seen) > SessionIdle {
 		if err := s.RemoveSession(ctx, token); err != nil {
 			return User{}, err
 		}
 		return User{}, ErrNotFound
 	}
-	if now.Sub(last) > sessionTouchEvery {
-		if _, err := s.w.ExecContext(ctx, `UPDATE sessions SET seen_at = ? WHERE id_hash = ?`, now.Unix(), hashToken(token)); err != nil {
+	if now.Sub(e.seen) > sessionTouchEvery {
+		if _, err := s.w.ExecContext(ctx, `UPDATE sessions SET seen_at = ? WHERE id_hash = ?`, now.Unix(), []byte(key)); err != nil {
 			return User{}, fmt.Errorf("db: unable to mark a session seen: %w", err)
 		}
+		e.seen = time.Unix(now.Unix(), 0)
+		s.sessions.put(key, e, gen)
 	}
-	return u, nil
+	return e.user, nil
 }
 
 // RemoveSession ends one session, as signing out does.
 func (s *Store) RemoveSession(ctx context.Context, token string) error {
+	defer s.sessions.clear()
 	if _, err := s.w.ExecContext(ctx, `DELETE FROM sessions WHERE id_hash = ?`, hashToken(token)); err != nil {
 		return fmt.Errorf("db: unable to end a session: %w", err)
 	}
@@ -88,6 +93,7 @@ func (s *Store) RemoveSession(ctx context.Context, token string) error {
 // RemoveUserSessions ends every session of user but the one whose token
 // is keep ("" keeps none), and returns how many it ended.
 func (s *Store) RemoveUserSessions(ctx context.Context, user int64, keep string) (int64, error) {
+	defer s.sessions.clear()
 	res, err := s.w.ExecContext(ctx, `DELETE FROM sessions WHERE user_id = ? AND id_hash != ?`, user, hashToken(keep))
 	if err != nil {
 		return 0, fmt.Errorf("db: unable to end the sessions of user %d: %w", user, err)
@@ -109,6 +115,7 @@ func (s *Store) CountUserSessions(ctx context.Context, user int64) (int, error) 
 
 // PurgeSessions deletes sessions unused for SessionIdle.
 func (s *Store) PurgeSessions(ctx context.Context) error {
+	defer s.sessions.clear()
 	if _, err := s.w.ExecContext(ctx, `DELETE FROM sessions WHERE seen_at <= ?`, time.Now().Add(-SessionIdle).Unix()); err != nil {
 		return fmt.Errorf("db: unable to purge old sessions: %w", err)
 	}
@@ -119,6 +126,7 @@ func (s *Store) PurgeSessions(ctx context.Context) error {
 // of theirs (keep is the session that made the change), in one
 // transaction, so that whoever knew the old password is signed out.
 func (s *Store) SetPassword(ctx context.Context, user int64, hash, keep string) error {
+	defer s.sessions.clear()
 	err := s.tx(ctx, func(tx *sql.Tx) error {
 		res, err := tx.ExecContext(ctx, `UPDATE users SET password_hash = ? WHERE id = ?`, hash, user)
 		if err != nil {
@@ -192,6 +200,7 @@ WHERE p.token_hash = ? AND p.used_at IS NULL AND p.expires_at > ?`, hashToken(to
 // ends every session of theirs and returns the user, in one transaction,
 // so that two uses of one link cannot both succeed.
 func (s *Store) ResetPassword(ctx context.Context, token, hash string) (User, error) {
+	defer s.sessions.clear()
 	var u User
 	err := s.tx(ctx, func(tx *sql.Tx) error {
 		var id int64

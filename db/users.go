@@ -168,6 +168,7 @@ func (s *Store) CountUsers(ctx context.Context) (int, error) {
 // keep (the session of an admin who steps down). The last admin cannot
 // be demoted.
 func (s *Store) SetUserRole(ctx context.Context, id int64, role, keep string) error {
+	defer s.sessions.clear()
 	if role != RoleAdmin && role != RoleMember {
 		return fmt.Errorf("db: unknown role %q", role)
 	}
@@ -204,6 +205,7 @@ func (s *Store) SetUserRole(ctx context.Context, id int64, role, keep string) er
 // RemoveUser deletes an account and everything it owns; the last admin
 // cannot be removed.
 func (s *Store) RemoveUser(ctx context.Context, id int64) error {
+	defer s.sessions.clear()
 	err := s.tx(ctx, func(tx *sql.Tx) error {
 		if err := ensureOtherAdmin(ctx, tx, id); err != nil {
 			return err
