@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"knobs/db"
+	"knobs/llm/sim"
 	"knobs/runner"
 )
 
@@ -323,4 +324,70 @@ func TestAReconnectAfterARestartGetsTheStoredEnding(t *testing.T) {
 		}
 		check(t, db.RunInterrupted)
 	})
+}
+
+// diskFullStore refuses to finish runs while full is set, as a full disk
+// does.
+type diskFullStore struct {
+	*db.Store
+	full  atomic.Bool
+	tries atomic.Int64
+}
+
+func (s *diskFullStore) FinishRun(ctx context.Context, id int64, status, rawRequest, result string, events []byte, at time.Time) error {
+	s.tries.Add(1)
+	if s.full.Load() {
+		return fmt.Errorf("db: unable to finish run %d: database or disk is full (13)", id)
+	}
+	return s.Store.FinishRun(ctx, id, status, rawRequest, result, events, at)
+}
+
+func TestARunThatCannotBeStoredIsNotCalledDoneAndIsStoredLater(t *testing.T) {
+	disk := &diskFullStore{}
+	disk.full.Store(true)
+	upstream := simUpstream(t, sim.NoPacing)
+	s, admin := newTeam(t, withSim(upstreamConfig(upstream)), withRunner(runner.Options{StoreRetry: 5 * time.Millisecond}),
+		withRunStore(func(st *db.Store) runner.Store { disk.Store = st; return disk }))
+	r, run := admin.postRun(simRun)
+	if r.status != http.StatusCreated {
+		t.Fatalf("POST /runs = %d %s", r.status, r.body)
+	}
+	_, events := admin.readEvents(run.Events, 0, nil)
+	if len(events) < 2 {
+		t.Fatalf("events %+v", events)
+	}
+	errEvent, last := events[len(events)-2], events[len(events)-1]
+	if errEvent.event != "error" || !strings.Contains(errEvent.data, "could not be stored") || !strings.Contains(errEvent.data, `"kind":"storage"`) {
+		t.Errorf("before the end came %s %s; want an error saying the run could not be stored", errEvent.event, errEvent.data)
+	}
+	if last.event != "done" || strings.Contains(last.data, `"status":"done"`) {
+		t.Errorf("the stream ended with %s %s; done must not claim a run that is not stored", last.event, last.data)
+	}
+	// A reader that had it all is told to stop, not to reconnect forever.
+	if resp, more := admin.readEvents(run.Events, last.id, nil); resp.StatusCode != http.StatusNoContent || len(more) > 0 {
+		t.Errorf("a reconnect after the end answered %d with %d events, want 204", resp.StatusCode, len(more))
+	}
+	user := s.userID(t, "admin")
+	if stored, _ := s.store.Run(context.Background(), user, run.ID); stored.Status != db.RunRunning {
+		t.Fatalf("the row is %s though every save failed", stored.Status)
+	}
+	// Room again: the runner, still trying, stores the run whole.
+	for deadline := time.Now().Add(10 * time.Second); disk.tries.Load() < 3; time.Sleep(5 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("the runner tried to store the run %d times in 10s", disk.tries.Load())
+		}
+	}
+	disk.full.Store(false)
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		stored, _ := s.store.Run(context.Background(), user, run.ID)
+		if stored.Status == db.RunDone && strings.Contains(stored.Result, "simulator") {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the run was not stored once the disk had room: %s %.200s", stored.Status, stored.Result)
+		}
+	}
+	if !strings.Contains(s.log.String(), fmt.Sprintf("run=%d", run.ID)) || !strings.Contains(s.log.String(), "disk is full") {
+		t.Error("the failed saves were not logged with the run id")
+	}
 }
