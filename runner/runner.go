@@ -337,7 +337,8 @@ func (r *Runner) drive(ctx context.Context, run *Run, s Streamer, spec llm.RunSp
 	case errors.Is(cause, ErrOutputLimit):
 		status, upstreamErr = db.RunError, &llm.Error{Kind: KindLimit, Message: fmt.Sprintf(
 			"output limit reached: the run produced more than %s of text, reasoning and tool calls, the most Knobs keeps of one run (KNOBS_MAX_OUTPUT_BYTES); what came before is kept", byteSize(r.opts.MaxOutputBytes))}
-	case errors.Is(cause, ErrMaxDuration):
+	case errors.Is(cause, ErrMaxDuration) && upstreamErr != nil:
+		// Only a stream the timer cut: one that ended whole as it fired is done.
 		status, upstreamErr = db.RunError, &llm.Error{Kind: KindLimit, Message: fmt.Sprintf(
 			"the run reached its maximum duration of %s (KNOBS_MAX_RUN_DURATION) and was stopped; what came before is kept", r.opts.MaxDuration)}
 	case upstreamErr != nil:
