@@ -107,7 +107,13 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 	defer func() { stopPurge(); <-purged }()
 
 	md := markdown.New()
-	runs := runner.New(store, log, runner.Options{Render: md.Render})
+	runs := runner.New(store, log, runner.Options{
+		Render:         md.Render,
+		MaxOutputBytes: cfg.MaxOutputBytes,
+		MaxDuration:    cfg.MaxRunDuration,
+		MaxRunsPerUser: cfg.MaxRunsPerUser,
+		MaxRuns:        cfg.MaxRuns,
+	})
 	h := handlers.New(handlers.Options{Store: store, Box: box, Config: cfg, Log: log, Runner: runs})
 	app := web.New(h, session.NewManager(cfg.Secret, cfg.SecureCookies), log)
 

@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"text/tabwriter"
+	"time"
 )
 
 // Config is every setting Knobs reads from its environment.
@@ -23,6 +24,14 @@ type Config struct {
 	CerebrasBaseURL string
 	XAIKey          string
 	XAIBaseURL      string
+	// MaxOutputBytes caps the text, reasoning and tool-call bytes of one run.
+	MaxOutputBytes int64
+	// MaxRunsPerUser and MaxRuns bound the runs going at once, per user
+	// and in all; each pane of a comparison counts.
+	MaxRunsPerUser int
+	MaxRuns        int
+	// MaxRunDuration is the longest a run may go on.
+	MaxRunDuration time.Duration
 }
 
 // variable documents one environment variable for `knobs -h` and README.
@@ -79,6 +88,39 @@ var variables = []variable{
 		c.XAIBaseURL = u
 		return err
 	}},
+	{"KNOBS_MAX_OUTPUT_BYTES", "8388608", "the most text, reasoning and tool-call bytes one run may produce (8 MiB); past it the run stops with an error, its output kept", func(c *Config, v string) error {
+		n, err := positive(v, "a number of bytes, such as 8388608 for 8 MiB")
+		c.MaxOutputBytes = int64(n)
+		return err
+	}},
+	{"KNOBS_MAX_RUNS_PER_USER", "8", "the most runs one user may have going at once (each comparison pane counts)", func(c *Config, v string) error {
+		n, err := positive(v, "a number of runs, such as 8")
+		c.MaxRunsPerUser = n
+		return err
+	}},
+	{"KNOBS_MAX_RUNS", "200", "the most runs going at once, all users together", func(c *Config, v string) error {
+		n, err := positive(v, "a number of runs, such as 200")
+		c.MaxRuns = n
+		return err
+	}},
+	{"KNOBS_MAX_RUN_DURATION", "30m", "the longest a run may go on; past it the run stops with an error, its output kept", func(c *Config, v string) error {
+		d, err := time.ParseDuration(v)
+		if err != nil || d <= 0 {
+			return fmt.Errorf("want a duration, such as 30m or 1h30m, not %q", v)
+		}
+		c.MaxRunDuration = d
+		return nil
+	}},
+}
+
+// positive parses a whole number of at least 1; want says what is
+// expected, for the error.
+func positive(v, want string) (int, error) {
+	n, err := strconv.Atoi(strings.TrimSpace(v))
+	if err != nil || n < 1 {
+		return 0, fmt.Errorf("want %s, not %q", want, v)
+	}
+	return n, nil
 }
 
 // Load reads every variable through getenv; the first wrong value stops it

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"strings"
 	"testing"
+	"time"
 
 	"knobs/config"
 )
@@ -22,6 +23,10 @@ func TestDefaults(t *testing.T) {
 		DBPath:          "./knobs.db",
 		CerebrasBaseURL: "https://api.cerebras.ai",
 		XAIBaseURL:      "https://api.x.ai",
+		MaxOutputBytes:  8 << 20,
+		MaxRunsPerUser:  8,
+		MaxRuns:         200,
+		MaxRunDuration:  30 * time.Minute,
 	}
 	if c != want {
 		t.Errorf("defaults:\n got %+v\nwant %+v", c, want)
@@ -30,14 +35,18 @@ func TestDefaults(t *testing.T) {
 
 func TestLoadValues(t *testing.T) {
 	c, err := config.Load(env(map[string]string{
-		"KNOBS_ADDR":           ":9000",
-		"KNOBS_DB":             "/data/k.db",
-		"KNOBS_SECRET":         strings.Repeat("s", 32),
-		"KNOBS_SECURE_COOKIES": "true",
-		"CEREBRAS_API_KEY":     "  csk-abc \n",
-		"CEREBRAS_BASE_URL":    "http://localhost:9999/v1/",
-		"XAI_API_KEY":          "xai-abc",
-		"XAI_BASE_URL":         "https://proxy.example/xai/",
+		"KNOBS_ADDR":              ":9000",
+		"KNOBS_DB":                "/data/k.db",
+		"KNOBS_SECRET":            strings.Repeat("s", 32),
+		"KNOBS_SECURE_COOKIES":    "true",
+		"CEREBRAS_API_KEY":        "  csk-abc \n",
+		"CEREBRAS_BASE_URL":       "http://localhost:9999/v1/",
+		"XAI_API_KEY":             "xai-abc",
+		"XAI_BASE_URL":            "https://proxy.example/xai/",
+		"KNOBS_MAX_OUTPUT_BYTES":  "65536",
+		"KNOBS_MAX_RUNS_PER_USER": "3",
+		"KNOBS_MAX_RUNS":          "50",
+		"KNOBS_MAX_RUN_DURATION":  "1h30m",
 	}))
 	if err != nil {
 		t.Fatal(err)
@@ -51,6 +60,10 @@ func TestLoadValues(t *testing.T) {
 		CerebrasBaseURL: "http://localhost:9999",
 		XAIKey:          "xai-abc",
 		XAIBaseURL:      "https://proxy.example/xai",
+		MaxOutputBytes:  65536,
+		MaxRunsPerUser:  3,
+		MaxRuns:         50,
+		MaxRunDuration:  90 * time.Minute,
 	}
 	if c != want {
 		t.Errorf("loaded:\n got %+v\nwant %+v", c, want)
@@ -68,6 +81,12 @@ func TestWrongValueNamesItsVariable(t *testing.T) {
 		{"CEREBRAS_BASE_URL", "ftp://api.cerebras.ai"},
 		{"XAI_BASE_URL", "https://"},
 		{"XAI_BASE_URL", "https://user:pw@api.x.ai"},
+		{"KNOBS_MAX_OUTPUT_BYTES", "0"},
+		{"KNOBS_MAX_OUTPUT_BYTES", "8MB"},
+		{"KNOBS_MAX_RUNS_PER_USER", "-1"},
+		{"KNOBS_MAX_RUNS", "lots"},
+		{"KNOBS_MAX_RUN_DURATION", "30"},
+		{"KNOBS_MAX_RUN_DURATION", "0s"},
 	} {
 		t.Run(tt.name+"="+tt.value, func(t *testing.T) {
 			_, err := config.Load(env(map[string]string{tt.name: tt.value}))

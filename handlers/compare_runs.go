@@ -87,6 +87,12 @@ func (h *Handler) CreateCompareRuns(c *fiber.Ctx) error {
 		return c.Status(fiber.StatusUnprocessableEntity).JSON(invalidCompare{Error: "Nothing was sent: fix the panes marked.", Panes: invalid})
 	}
 
+	// Room for every pane, or none: a comparison starts whole.
+	slots, err := h.reserveRuns(u.ID, len(prepared))
+	if err != nil {
+		return err
+	}
+	defer slots.Release()
 	panes, err := json.Marshal(req.Panes)
 	if err != nil {
 		return err
@@ -97,7 +103,7 @@ func (h *Handler) CreateCompareRuns(c *fiber.Ctx) error {
 	}
 	out := compareCreated{Group: group, Runs: make([]int64, len(prepared)), Events: groupPath(group) + "/events"}
 	for i, p := range prepared {
-		id, err := h.launchRun(ctx(c), u.ID, p, group, i)
+		id, err := h.launchRun(ctx(c), u.ID, p, group, i, slots)
 		if err != nil {
 			return err // shutting down: the panes started go on and are stored
 		}

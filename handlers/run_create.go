@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"strconv"
 	"strings"
 	"time"
@@ -14,6 +15,7 @@ import (
 	"knobs/db"
 	"knobs/llm"
 	"knobs/preset"
+	"knobs/runner"
 	"knobs/vault"
 )
 
@@ -57,8 +59,49 @@ func (h *Handler) startRun(ctx context.Context, user int64, st playgroundState) 
 	if err != nil || len(fields) > 0 {
 		return 0, fields, err
 	}
-	id, err = h.launchRun(ctx, user, p, 0, 0)
+	slots, err := h.reserveRuns(user, 1)
+	if err != nil {
+		return 0, nil, err
+	}
+	defer slots.Release()
+	id, err = h.launchRun(ctx, user, p, 0, 0, slots)
 	return id, nil, err
+}
+
+// reserveRuns takes room for n runs of user before anything is stored or
+// sent, and refuses with a 429 naming the bound when there is none.
+func (h *Handler) reserveRuns(user int64, n int) (*runner.Slots, error) {
+	slots, err := h.runner.Reserve(user, n)
+	var le *runner.LimitError
+	switch {
+	case errors.As(err, &le):
+		return nil, fiber.NewError(fiber.StatusTooManyRequests, limitMessage(le))
+	case errors.Is(err, runner.ErrShutdown):
+		return nil, fiber.NewError(fiber.StatusServiceUnavailable, "Knobs is shutting down; try again in a moment.")
+	}
+	return slots, err
+}
+
+// limitMessage tells the user which bound on runs going at once refused
+// them, with its value and the setting that changes it.
+func limitMessage(le *runner.LimitError) string {
+	asked := "one more run"
+	if le.Wanted > 1 {
+		asked = strconv.Itoa(le.Wanted) + " more runs (one per pane)"
+	}
+	if le.PerUser {
+		return fmt.Sprintf("You already have %d %s going, and %s would pass the limit of %d runs at once per user (KNOBS_MAX_RUNS_PER_USER). "+
+			"Wait for one to finish or stop one, then try again.", le.Running, plural(le.Running, "run", "runs"), asked, le.Limit)
+	}
+	return fmt.Sprintf("Knobs already has %d %s going for everyone, and %s would pass its limit of %d runs at once (KNOBS_MAX_RUNS). "+
+		"Try again in a moment.", le.Running, plural(le.Running, "run", "runs"), asked, le.Limit)
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
 }
 
 // preparedRun is a run validated and ready to start: what launchRun
@@ -132,8 +175,8 @@ func (h *Handler) prepareRun(ctx context.Context, user int64, st playgroundState
 }
 
 // launchRun stores a prepared run of user, as pane `pane` of comparison
-// group when group is not 0, and starts it.
-func (h *Handler) launchRun(ctx context.Context, user int64, p preparedRun, group int64, pane int) (int64, error) {
+// group when group is not 0, and starts it in one of slots.
+func (h *Handler) launchRun(ctx context.Context, user int64, p preparedRun, group int64, pane int, slots *runner.Slots) (int64, error) {
 	specJSON, err := json.Marshal(p.template)
 	if err != nil {
 		return 0, err
@@ -152,7 +195,7 @@ func (h *Handler) launchRun(ctx context.Context, user int64, p preparedRun, grou
 	if err != nil {
 		return 0, err
 	}
-	if _, err := h.runner.Start(id, user, p.client, p.spec, p.model); err != nil {
+	if _, err := slots.Start(id, p.client, p.spec, p.model); err != nil {
 		// Shutting down: the row must not stay "running" until the next start.
 		if ferr := h.store.FinishRun(context.Background(), id, db.RunInterrupted, "", "{}", nil, time.Now()); ferr != nil {
 			h.log.Error("storing a run that could not start", "run", id, "err", ferr)

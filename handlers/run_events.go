@@ -6,6 +6,7 @@ import (
 
 	"github.com/gofiber/fiber/v2"
 
+	"knobs/db"
 	"knobs/runner"
 	"knobs/web/sse"
 )
@@ -22,7 +23,8 @@ func runID(c *fiber.Ctx) (int64, error) {
 
 // RunEvents streams a run's events as SSE. A reconnect with Last-Event-ID
 // resumes after that event; it never starts the upstream call again. A
-// finished run replays from the database.
+// finished run replays from the database, and a stream always ends with
+// the run's ending, so that no reader reconnects forever.
 func (h *Handler) RunEvents(c *fiber.Ctx) error {
 	u, _ := CurrentUser(c)
 	id, err := runID(c)
@@ -34,33 +36,90 @@ func (h *Handler) RunEvents(c *fiber.Ctx) error {
 		after, _ = strconv.Atoi(q)
 	}
 	if run, ok := h.runner.Run(id, u.ID); ok {
+		if frames, finished, _ := run.Frames(after); finished && len(frames) == 0 && after > 0 {
+			return c.SendStatus(fiber.StatusNoContent) // had it all: see below
+		}
 		return sse.Serve(c, run, after, run.Subscribe(), h.log)
 	}
-	events, err := h.storedEvents(c, u.ID, id)
+	events, replayed, err := h.runEvents(c, u.ID, id)
 	if err != nil {
 		return err
 	}
-	return sse.Serve(c, sse.Split(events), after, func() {}, h.log)
+	frames := sse.Split(events)
+	switch {
+	case replayed && after > 0:
+		// The reader counted the frames of a run that streamed here and
+		// then stopped with the process (a crash, a restart): a replay
+		// of the last checkpoint does not number its frames as they did.
+		// It gets the ending, numbered after what it had, and stops.
+		return sse.Serve(c, renumber(ending(frames), after+1), 0, func() {}, h.log)
+	case after > 0 && after >= len(frames):
+		// The reader had every frame, done included. 204 tells
+		// EventSource to stop reconnecting, as the compare stream does.
+		return c.SendStatus(fiber.StatusNoContent)
+	}
+	return sse.Serve(c, frames, after, func() {}, h.log)
 }
 
 // storedEvents is the SSE text of user's run id as it streamed: the
 // events kept when it ended, those so far while it is live, and otherwise
 // (interrupted before its events were kept) a replay of its last
-// checkpoint, which ends with a done event so that no reader waits. Another user's run is db.ErrNotFound.
+// checkpoint, which ends with a done event so that no reader waits.
+// Another user's run is db.ErrNotFound.
 func (h *Handler) storedEvents(c *fiber.Ctx, user, id int64) ([]byte, error) {
+	events, _, err := h.runEvents(c, user, id)
+	return events, err
+}
+
+// runEvents is storedEvents, and whether the events are a replay of the
+// last checkpoint rather than the frames as they were sent.
+func (h *Handler) runEvents(c *fiber.Ctx, user, id int64) (events []byte, replayed bool, err error) {
 	stored, err := h.store.Run(ctx(c), user, id)
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
-	events, err := h.store.RunEvents(ctx(c), user, id)
+	events, err = h.store.RunEvents(ctx(c), user, id)
 	if err != nil || len(events) > 0 {
-		return events, err
+		return events, false, err
 	}
 	if run, ok := h.runner.Run(id, user); ok {
 		frames, _, _ := run.Frames(0)
-		return bytes.Join(frames, nil), nil
+		return bytes.Join(frames, nil), false, nil
 	}
-	return runner.Replay(stored.Status, stored.Result), nil
+	status := stored.Status
+	if status == db.RunRunning {
+		// Nothing here runs it: the process that did has gone, and the
+		// next start marks it interrupted.
+		status = db.RunInterrupted
+	}
+	return runner.Replay(status, stored.Result), true, nil
+}
+
+// ending returns the frames that close a run: its trailing error and done.
+func ending(frames sse.Recorded) sse.Recorded {
+	i := len(frames)
+	for i > 0 {
+		event, _ := frameParts(frames[i-1])
+		if string(event) != "done" && string(event) != "error" {
+			break
+		}
+		i--
+	}
+	return frames[i:]
+}
+
+// renumber gives frames the ids first, first+1, ...
+func renumber(frames sse.Recorded, first int) sse.Recorded {
+	out := make(sse.Recorded, len(frames))
+	for i, f := range frames {
+		if rest, ok := bytes.CutPrefix(f, []byte("id: ")); ok {
+			if _, rest, ok = bytes.Cut(rest, []byte("\n")); ok {
+				f = rest
+			}
+		}
+		out[i] = append([]byte("id: "+strconv.Itoa(first+i)+"\n"), f...)
+	}
+	return out
 }
 
 // CancelRun stops a live run; its partial output is kept.

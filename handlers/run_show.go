@@ -44,7 +44,15 @@ func (h *Handler) ShowRunPage(c *fiber.Ctx) error {
 	for _, p := range providers {
 		v.Providers = append(v.Providers, views.ProviderOption{ID: p.ID, Name: p.Name, Selected: p.ID == run.Provider})
 	}
-	v.Live = run.Status == db.RunRunning
+	if run.Status == db.RunRunning {
+		// Only a run this process runs can be followed live; one left
+		// running by a process that has gone ends interrupted, as the
+		// next start will mark it, and its page must not wait for it.
+		_, v.Live = h.runner.Run(run.ID, u.ID)
+		if !v.Live {
+			v.Status = db.RunInterrupted
+		}
+	}
 	return Render(c, fiber.StatusOK, views.RunPage(v))
 }
 

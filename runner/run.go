@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"knobs/db"
 	"knobs/llm"
 )
 
@@ -32,11 +33,12 @@ type Run struct {
 	idleGrace  time.Duration
 	result     Result
 	texts      []*choiceText // the text of each choice so far; see choiceText
-	rawJSON    string // the request as sent, key redacted, encoded once for every save
-	slab       []byte // where text frames are cut from; see emitText
+	rawJSON    string        // the request as sent, key redacted, encoded once for every save
+	slab       []byte        // where text frames are cut from; see emitText
 	firstToken time.Time
 	lastToken  time.Time
 	chunks     int
+	output     int64 // text, reasoning and tool-call bytes so far, for the cap
 	status     string
 }
 
@@ -198,12 +200,19 @@ type (
 
 // apply folds one provider event, read at now, into the result and emits
 // its frame. The caller passes now because it needs the time as well
-// (metrics cadence): one clock read per event.
-func (run *Run) apply(ev llm.Event, now time.Time) {
+// (metrics cadence): one clock read per event. An event that would take
+// the run's output past limit bytes is left out, and apply returns false.
+func (run *Run) apply(ev llm.Event, now time.Time, limit int64) bool {
 	run.mu.Lock()
 	defer run.mu.Unlock()
 	switch ev.Kind {
 	case llm.EventDelta, llm.EventReasoning, llm.EventToolCall:
+		// A tool call's fragment is what it adds; the call so far is
+		// carried whole by each frame, which the cap does not count.
+		if run.output+int64(len(ev.Text)) > limit {
+			return false
+		}
+		run.output += int64(len(ev.Text))
 		if run.firstToken.IsZero() {
 			run.firstToken = now
 		}
@@ -221,7 +230,7 @@ func (run *Run) apply(ev llm.Event, now time.Time) {
 		run.emitText("reasoning", ev.Choice, ev.Text)
 	case llm.EventToolCall:
 		if ev.ToolCall == nil {
-			return
+			return true
 		}
 		run.result.choice(ev.Choice).setToolCall(*ev.ToolCall)
 		run.emit("tool_call", toolCallData{ev.Choice, *ev.ToolCall, ev.Text})
@@ -236,6 +245,7 @@ func (run *Run) apply(ev llm.Event, now time.Time) {
 	case llm.EventFinish:
 		run.result.choice(ev.Choice).FinishReason = ev.FinishReason
 	}
+	return true
 }
 
 // metrics computes the live or final metrics; the caller holds run.mu.
@@ -282,31 +292,40 @@ func (run *Run) request() string {
 }
 
 // snapshot returns the number of frames and the partial result as JSON.
-func (run *Run) snapshot() (int, string) {
+func (run *Run) snapshot() (int, string, error) {
 	run.mu.Lock()
 	defer run.mu.Unlock()
 	run.syncText()
 	run.result.Metrics = run.metrics(time.Now())
-	b, _ := json.Marshal(run.result)
-	return len(run.frames), string(b)
+	b, err := json.Marshal(run.result)
+	return len(run.frames), string(b), err
 }
 
-// finish builds the closing frames (the error, if any, then done) and
-// returns them, every frame of the run joined with them, for replay, when
-// each of those frames was sent (see EncodeTimes), and the final result
-// as JSON. The closing frames are not published yet: publish does that
-// once the run is stored, so that a listener who sees done finds the run
-// in history.
-func (run *Run) finish(status string, upstreamErr *llm.Error, render func(string) string, body []byte) (closing [][]byte, events, times []byte, result string) {
+// ending is how a run ends: the closing frames to publish, and what to
+// store.
+type ending struct {
+	closing   [][]byte // the error frame, if any, then done
+	done      doneData
+	events    []byte // every frame of the run, closing ones included, for replay
+	times     []byte // when each of those frames was sent (see EncodeTimes)
+	result    string // the final result as JSON
+	encodeErr error  // the result could not be encoded; result is then "{}"
+}
+
+// finish builds the run's ending. The closing frames are not published
+// yet: publish does that once the run is stored, so that a listener who
+// sees done finds the run in history.
+func (run *Run) finish(status string, upstreamErr *llm.Error, render func(string) string, body []byte) ending {
 	now := time.Now()
 	run.mu.Lock()
 	defer run.mu.Unlock()
 	run.syncText()
 	run.result.Metrics = run.metrics(now)
 	run.result.Error = upstreamErr
+	var end ending
 	next := len(run.frames) + 1
 	if upstreamErr != nil {
-		closing = append(closing, frame(next, "error", marshal(errorData{upstreamErr, upstreamErr.RetryAfter.Seconds()})))
+		end.closing = append(end.closing, frame(next, "error", marshal(errorData{upstreamErr, upstreamErr.RetryAfter.Seconds()})))
 		next++
 	}
 	if len(run.result.Choices) == 0 {
@@ -322,13 +341,42 @@ func (run *Run) finish(status string, upstreamErr *llm.Error, render func(string
 			done.Checks = append(done.Checks, check)
 		}
 	}
-	closing = append(closing, frame(next, "done", marshal(done)))
-	b, _ := json.Marshal(run.result)
-	all := make([][]byte, 0, len(run.frames)+len(closing))
-	all = append(append(all, run.frames...), closing...)
+	end.done = done
+	end.closing = append(end.closing, frame(next, "done", marshal(done)))
+	b, err := json.Marshal(run.result)
+	if err != nil {
+		b, end.encodeErr = []byte("{}"), err
+	}
+	end.result = string(b)
+	all := make([][]byte, 0, len(run.frames)+len(end.closing))
+	all = append(append(all, run.frames...), end.closing...)
 	at := uint32(now.Sub(run.started).Milliseconds())
-	times = EncodeTimes(run.times, len(closing), at)
-	return closing, bytes.Join(all, nil), times, string(b)
+	end.times = EncodeTimes(run.times, len(end.closing), at)
+	end.events = bytes.Join(all, nil)
+	return end
+}
+
+// unstoredMessage tells listeners that a run ended but is not stored.
+const unstoredMessage = "The run could not be stored: the database refused the write (is the disk full?). " +
+	"Knobs keeps trying; until then it is not in history, and a restart keeps only what was saved during the run."
+
+// unstored returns the closing frames for an ending that could not be
+// stored: the run's own error, if any, then one saying so, then a done
+// that does not claim the run is done. The page then shows the answer
+// and stops, and no one is told to look for it in history yet.
+func (run *Run) unstored(end ending) [][]byte {
+	run.mu.Lock()
+	defer run.mu.Unlock()
+	next := len(run.frames) + 1
+	var closing [][]byte
+	if len(end.closing) > 1 {
+		closing = append(closing, end.closing[0])
+		next++
+	}
+	closing = append(closing, frame(next, "error", marshal(errorData{Error: &llm.Error{Kind: KindStorage, Message: unstoredMessage}})))
+	done := end.done
+	done.Status = db.RunError
+	return append(closing, frame(next+1, "done", marshal(done)))
 }
 
 // EncodeTimes encodes frame times as stored (a little-endian uint32 per

@@ -7,6 +7,7 @@ package runner
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"sync"
 	"time"
@@ -44,6 +45,19 @@ type Options struct {
 	// Render turns a finished answer into safe HTML for the done event;
 	// nil sends none.
 	Render func(markdown string) string
+	// MaxOutputBytes caps the text, reasoning and tool-call bytes of one
+	// run: an upstream that never stops must not take the server's memory.
+	MaxOutputBytes int64 // default 8 MiB
+	// MaxDuration is the longest a run may go on, whatever the upstream
+	// sends.
+	MaxDuration time.Duration // default 30 minutes
+	// MaxRunsPerUser and MaxRuns bound the runs going at once, for one
+	// user and in all; each pane of a comparison is a run.
+	MaxRunsPerUser int // default 8
+	MaxRuns        int // default 200
+	// StoreRetry is the first wait before a failed final save is tried
+	// again; the wait doubles up to a minute.
+	StoreRetry time.Duration // default 1s
 }
 
 // Causes of a run's cancellation, told apart when it is stored.
@@ -51,7 +65,35 @@ var (
 	ErrCancelled  = errors.New("runner: cancelled by the user")
 	ErrNoListener = errors.New("runner: cancelled: nobody was listening")
 	ErrShutdown   = errors.New("runner: the server is shutting down")
+	// ErrOutputLimit and ErrMaxDuration end a run at one of Knobs' bounds.
+	ErrOutputLimit = errors.New("runner: the output limit was reached")
+	ErrMaxDuration = errors.New("runner: the run reached its maximum duration")
 )
+
+// Error kinds of the runner's own, beside the provider's (llm.ErrorKind).
+const (
+	// KindLimit is a run stopped at one of Knobs' bounds.
+	KindLimit llm.ErrorKind = "limit"
+	// KindStorage is a run that ended but could not be stored.
+	KindStorage llm.ErrorKind = "storage"
+)
+
+// LimitError refuses a run that would pass a bound on the runs going at
+// once.
+type LimitError struct {
+	PerUser bool // the user's own bound; false: Knobs' total
+	Limit   int  // the bound
+	Running int  // runs going (or reserved) when refused
+	Wanted  int  // runs asked for
+}
+
+func (e *LimitError) Error() string {
+	who := "in all"
+	if e.PerUser {
+		who = "for this user"
+	}
+	return fmt.Sprintf("runner: %d runs going %s, %d more would pass the limit of %d", e.Running, who, e.Wanted, e.Limit)
+}
 
 // Runner owns every live run.
 type Runner struct {
@@ -59,10 +101,13 @@ type Runner struct {
 	log   *slog.Logger
 	opts  Options
 
-	mu     sync.Mutex
-	runs   map[int64]*Run
-	closed bool
-	wg     sync.WaitGroup
+	mu      sync.Mutex
+	runs    map[int64]*Run
+	closed  bool
+	stop    chan struct{} // closed by Shutdown: background saves give up
+	active  int           // slots reserved or held by live runs
+	perUser map[int64]int // active, per user
+	wg      sync.WaitGroup
 }
 
 // New returns a Runner that stores runs in store.
@@ -77,17 +122,89 @@ func New(store Store, log *slog.Logger, opts Options) *Runner {
 	def(&opts.Linger, time.Minute)
 	def(&opts.Checkpoint, time.Second)
 	def(&opts.MetricsEvery, 200*time.Millisecond)
-	return &Runner{store: store, log: log, opts: opts, runs: map[int64]*Run{}}
+	def(&opts.MaxDuration, 30*time.Minute)
+	def(&opts.StoreRetry, time.Second)
+	if opts.MaxOutputBytes <= 0 {
+		opts.MaxOutputBytes = 8 << 20
+	}
+	if opts.MaxRunsPerUser <= 0 {
+		opts.MaxRunsPerUser = 8
+	}
+	if opts.MaxRuns <= 0 {
+		opts.MaxRuns = 200
+	}
+	return &Runner{store: store, log: log, opts: opts, runs: map[int64]*Run{}, stop: make(chan struct{}), perUser: map[int64]int{}}
 }
 
-// Start begins run id of user at once, whether or not anyone listens yet.
-// model gives the prices used for the cost. It fails only when the
-// runner is shutting down.
+// Slots is room reserved for n runs of one user. It is taken before
+// anything is stored or sent upstream, under the same lock as every
+// other reservation, so that the bounds hold however many requests come
+// at once. Start uses one slot per run; Release gives back the rest.
+type Slots struct {
+	r    *Runner
+	user int64
+	left int // guarded by r.mu
+}
+
+// Reserve takes n slots for user, or fails with a *LimitError naming the
+// bound it would pass (or ErrShutdown).
+func (r *Runner) Reserve(user int64, n int) (*Slots, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.closed {
+		return nil, ErrShutdown
+	}
+	if mine := r.perUser[user]; mine+n > r.opts.MaxRunsPerUser {
+		return nil, &LimitError{PerUser: true, Limit: r.opts.MaxRunsPerUser, Running: mine, Wanted: n}
+	}
+	if r.active+n > r.opts.MaxRuns {
+		return nil, &LimitError{Limit: r.opts.MaxRuns, Running: r.active, Wanted: n}
+	}
+	r.perUser[user] += n
+	r.active += n
+	return &Slots{r: r, user: user, left: n}, nil
+}
+
+// Release gives back the slots no run took; safe to call more than once.
+func (s *Slots) Release() {
+	s.r.mu.Lock()
+	defer s.r.mu.Unlock()
+	s.r.release(s.user, s.left)
+	s.left = 0
+}
+
+// release frees n slots of user; the caller holds r.mu.
+func (r *Runner) release(user int64, n int) {
+	if n == 0 {
+		return
+	}
+	r.active -= n
+	if r.perUser[user] -= n; r.perUser[user] <= 0 {
+		delete(r.perUser, user)
+	}
+}
+
+// Start begins run id of user at once, whether or not anyone listens yet,
+// with a slot of its own. model gives the prices used for the cost. It
+// fails when the user or Knobs has as many runs going as allowed (a
+// *LimitError), or when the runner is shutting down.
 func (r *Runner) Start(id, user int64, s Streamer, spec llm.RunSpec, model llm.Model) (*Run, error) {
+	slots, err := r.Reserve(user, 1)
+	if err != nil {
+		return nil, err
+	}
+	defer slots.Release()
+	return slots.Start(id, s, spec, model)
+}
+
+// Start begins run id of the slots' user in one of its slots, which the
+// run holds until it ends.
+func (sl *Slots) Start(id int64, s Streamer, spec llm.RunSpec, model llm.Model) (*Run, error) {
+	r := sl.r
 	ctx, cancel := context.WithCancelCause(context.Background())
 	run := &Run{
 		ID:        id,
-		UserID:    user,
+		UserID:    sl.user,
 		cancel:    cancel,
 		changed:   make(chan struct{}),
 		started:   time.Now(),
@@ -95,11 +212,17 @@ func (r *Runner) Start(id, user int64, s Streamer, spec llm.RunSpec, model llm.M
 		idleGrace: r.opts.IdleGrace,
 	}
 	r.mu.Lock()
-	if r.closed {
+	switch {
+	case r.closed:
 		r.mu.Unlock()
 		cancel(ErrShutdown)
 		return nil, ErrShutdown
+	case sl.left == 0:
+		r.mu.Unlock()
+		cancel(nil)
+		return nil, errors.New("runner: every reserved slot is taken")
 	}
+	sl.left--
 	r.runs[id] = run
 	r.wg.Add(1)
 	r.mu.Unlock()
@@ -110,7 +233,10 @@ func (r *Runner) Start(id, user int64, s Streamer, spec llm.RunSpec, model llm.M
 
 	go func() {
 		defer r.wg.Done()
-		r.drive(ctx, run, s, spec)
+		if save := r.drive(ctx, run, s, spec); save != nil {
+			// Kept in memory meanwhile, so that listeners still find it.
+			r.storeLater(run, save)
+		}
 		time.AfterFunc(r.opts.Linger, func() { r.forget(run) })
 	}()
 	return run, nil
@@ -142,6 +268,9 @@ func (r *Runner) Cancel(id, user int64) bool {
 // partial output, or ctx ends.
 func (r *Runner) Shutdown(ctx context.Context) error {
 	r.mu.Lock()
+	if !r.closed {
+		close(r.stop)
+	}
 	r.closed = true
 	for _, run := range r.runs {
 		run.cancel(ErrShutdown)
@@ -166,26 +295,34 @@ func (r *Runner) forget(run *Run) {
 }
 
 // drive relays the provider stream into frames until it ends, then stores
-// the run.
-func (r *Runner) drive(ctx context.Context, run *Run, s Streamer, spec llm.RunSpec) {
+// the run. When the run could not be stored whole, it returns what is
+// left to store.
+func (r *Runner) drive(ctx context.Context, run *Run, s Streamer, spec llm.RunSpec) *finalSave {
 	stopCheckpoints := make(chan struct{})
 	checkpointsDone := make(chan struct{})
 	go func() {
 		defer close(checkpointsDone)
 		r.checkpoint(run, stopCheckpoints)
 	}()
+	tooLong := time.AfterFunc(r.opts.MaxDuration, func() { run.cancel(ErrMaxDuration) })
 
 	st := s.Stream(ctx, spec)
 	run.setRequest(st.Request())
 	var lastMetrics time.Time
 	for st.Next() {
 		now := time.Now()
-		run.apply(st.Event(), now)
+		if !run.apply(st.Event(), now, r.opts.MaxOutputBytes) {
+			// Stop reading at once: the cancel ends the upstream request,
+			// and nothing past the cap is kept.
+			run.cancel(ErrOutputLimit)
+			break
+		}
 		if now.Sub(lastMetrics) >= r.opts.MetricsEvery {
 			lastMetrics = now
 			run.emitMetrics(now)
 		}
 	}
+	tooLong.Stop()
 	st.Close()
 	close(stopCheckpoints)
 	<-checkpointsDone
@@ -197,25 +334,115 @@ func (r *Runner) drive(ctx context.Context, run *Run, s Streamer, spec llm.RunSp
 		status, upstreamErr = db.RunCancelled, nil
 	case errors.Is(cause, ErrShutdown):
 		status, upstreamErr = db.RunInterrupted, nil
+	case errors.Is(cause, ErrOutputLimit):
+		status, upstreamErr = db.RunError, &llm.Error{Kind: KindLimit, Message: fmt.Sprintf(
+			"output limit reached: the run produced more than %s of text, reasoning and tool calls, the most Knobs keeps of one run (KNOBS_MAX_OUTPUT_BYTES); what came before is kept", byteSize(r.opts.MaxOutputBytes))}
+	case errors.Is(cause, ErrMaxDuration) && upstreamErr != nil:
+		// Only a stream the timer cut: one that ended whole as it fired is done.
+		status, upstreamErr = db.RunError, &llm.Error{Kind: KindLimit, Message: fmt.Sprintf(
+			"the run reached its maximum duration of %s (KNOBS_MAX_RUN_DURATION) and was stopped; what came before is kept", r.opts.MaxDuration)}
 	case upstreamErr != nil:
 		status = db.RunError
 	}
-	closing, events, times, result := run.finish(status, upstreamErr, r.opts.Render, spec.Body)
-	raw := run.request()
-	// The run's own context is cancelled by now: save with a fresh one.
-	saveCtx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	if err := r.store.FinishRun(saveCtx, run.ID, status, raw, result, events, time.Now()); err != nil {
-		r.log.Error("storing run", "run", run.ID, "err", err)
+	end := run.finish(status, upstreamErr, r.opts.Render, spec.Body)
+	if end.encodeErr != nil {
+		r.log.Error("encoding the result of run", "run", run.ID, "err", end.encodeErr)
 	}
-	if err := r.store.SetRunRawResponse(saveCtx, run.ID, st.RawResponse()); err != nil {
-		r.log.Error("storing the raw response", "run", run.ID, "err", err)
+	save := &finalSave{
+		id: run.ID, status: status, rawRequest: run.request(), result: end.result,
+		events: end.events, rawResponse: st.RawResponse(), times: end.times, at: time.Now(),
 	}
-	if err := r.store.SetRunEventTimes(saveCtx, run.ID, times); err != nil {
-		r.log.Error("storing the event times", "run", run.ID, "err", err)
+	err := save.write(r.store)
+	// The slot is free before listeners hear the end, so that a user who
+	// runs again at once is not refused.
+	r.mu.Lock()
+	r.release(run.UserID, 1)
+	r.mu.Unlock()
+	closing := end.closing
+	if err != nil {
+		r.log.Error("storing run failed; retrying in the background", "run", run.ID, "err", err)
+		if !save.finished {
+			closing = run.unstored(end)
+		}
 	}
 	run.publish(status, closing)
 	run.cancel(nil) // release the context's resources
+	if err != nil {
+		return save
+	}
+	return nil
+}
+
+// finalSave is what is left to write of a finished run. Each part is its
+// own short write, so that a big run never holds the database's single
+// writer for long, and a part stored is not written again on a retry.
+type finalSave struct {
+	id                           int64
+	status, rawRequest, result   string
+	events, rawResponse, times   []byte
+	at                           time.Time
+	finished, rawDone, timesDone bool
+}
+
+// saveTimeout bounds each write of a final save.
+const saveTimeout = 10 * time.Second
+
+// write stores the parts not stored yet, in order, and returns the first
+// failure. The run's own context is cancelled by now: each write has a
+// fresh one.
+func (f *finalSave) write(store Store) error {
+	do := func(done *bool, w func(ctx context.Context) error) error {
+		if *done {
+			return nil
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), saveTimeout)
+		defer cancel()
+		if err := w(ctx); err != nil {
+			return err
+		}
+		*done = true
+		return nil
+	}
+	if err := do(&f.finished, func(ctx context.Context) error {
+		return store.FinishRun(ctx, f.id, f.status, f.rawRequest, f.result, f.events, f.at)
+	}); err != nil {
+		return err
+	}
+	if err := do(&f.rawDone, func(ctx context.Context) error { return store.SetRunRawResponse(ctx, f.id, f.rawResponse) }); err != nil {
+		return err
+	}
+	return do(&f.timesDone, func(ctx context.Context) error { return store.SetRunEventTimes(ctx, f.id, f.times) })
+}
+
+// maxStoreRetry is the longest wait between two tries of a final save.
+const maxStoreRetry = time.Minute
+
+// storeLater tries a failed final save again, waiting longer each time,
+// until it is stored or the runner shuts down. A run left unstored at
+// shutdown keeps its last checkpoint, and the next start marks it
+// interrupted.
+func (r *Runner) storeLater(run *Run, save *finalSave) {
+	wait := r.opts.StoreRetry
+	t := time.NewTimer(wait)
+	defer t.Stop()
+	for {
+		select {
+		case <-r.stop:
+			if err := save.write(r.store); err != nil {
+				r.log.Error("run left unstored at shutdown; the next start marks it interrupted with its last checkpoint", "run", run.ID, "err", err)
+			}
+			return
+		case <-t.C:
+		}
+		err := save.write(r.store)
+		if err == nil {
+			r.log.Info("run stored after retrying", "run", run.ID)
+			return
+		}
+		wait = min(2*wait, maxStoreRetry)
+		r.log.Warn("storing run failed again", "run", run.ID, "retry_in", wait, "err", err)
+		t.Reset(wait)
+	}
 }
 
 // checkpoint saves the partial result every Options.Checkpoint until stop.
@@ -229,7 +456,11 @@ func (r *Runner) checkpoint(run *Run, stop <-chan struct{}) {
 			return
 		case <-t.C:
 		}
-		n, result := run.snapshot()
+		n, result, err := run.snapshot()
+		if err != nil {
+			r.log.Error("checkpointing run: encoding its result", "run", run.ID, "err", err)
+			continue
+		}
 		if n == saved {
 			continue
 		}
@@ -242,4 +473,15 @@ func (r *Runner) checkpoint(run *Run, stop <-chan struct{}) {
 		}
 		cancel()
 	}
+}
+
+// byteSize writes n as people read a limit: "8 MiB", "64 KiB", "1000 bytes".
+func byteSize(n int64) string {
+	switch {
+	case n >= 1<<20 && n%(1<<20) == 0:
+		return fmt.Sprintf("%d MiB", n>>20)
+	case n >= 1<<10 && n%(1<<10) == 0:
+		return fmt.Sprintf("%d KiB", n>>10)
+	}
+	return fmt.Sprintf("%d bytes", n)
 }

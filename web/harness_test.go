@@ -58,6 +58,9 @@ type serverSetup struct {
 	env    map[string]string // the environment config.Load reads
 	runner runner.Options
 	sim    llm.ProviderConfig // zero: the in-process simulator
+	// runStore, when set, wraps what the runner writes runs to, so that a
+	// test can make those writes fail.
+	runStore func(*db.Store) runner.Store
 }
 
 // serverOption changes how newServer builds the app.
@@ -77,6 +80,11 @@ func withRunner(o runner.Options) serverOption {
 // httptest or one built with sim.NewConfig at another speed.
 func withSim(cfg llm.ProviderConfig) serverOption {
 	return func(s *serverSetup) { s.sim = cfg }
+}
+
+// withRunStore has the runner write runs through wrap(store).
+func withRunStore(wrap func(*db.Store) runner.Store) serverOption {
+	return func(s *serverSetup) { s.runStore = wrap }
 }
 
 // newServer starts Knobs on 127.0.0.1:0 with a fresh database in
@@ -109,7 +117,26 @@ func newServer(t testing.TB, opts ...serverOption) *server {
 	if setup.runner.Render == nil {
 		setup.runner.Render = markdown.New().Render
 	}
-	runs := runner.New(store, log, setup.runner)
+	// The bounds come from the config, as main.go passes them, unless the
+	// test set its own.
+	def := func(v *int, c int) {
+		if *v == 0 {
+			*v = c
+		}
+	}
+	if setup.runner.MaxOutputBytes == 0 {
+		setup.runner.MaxOutputBytes = cfg.MaxOutputBytes
+	}
+	if setup.runner.MaxDuration == 0 {
+		setup.runner.MaxDuration = cfg.MaxRunDuration
+	}
+	def(&setup.runner.MaxRunsPerUser, cfg.MaxRunsPerUser)
+	def(&setup.runner.MaxRuns, cfg.MaxRuns)
+	var runStore runner.Store = store
+	if setup.runStore != nil {
+		runStore = setup.runStore(store)
+	}
+	runs := runner.New(runStore, log, setup.runner)
 	h := handlers.New(handlers.Options{Store: store, Box: box, Config: cfg, Log: log, Runner: runs, BcryptCost: bcrypt.MinCost, Sim: setup.sim})
 	app := web.New(h, session.NewManager(cfg.Secret, cfg.SecureCookies), log)
 

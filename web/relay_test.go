@@ -15,6 +15,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -353,7 +354,8 @@ func loadSpecs(tb testing.TB, n, tokens int) ([]string, [][]string) {
 func TestManyStreamsLoseNoToken(t *testing.T) {
 	const streams, tokens = 50, 400
 	upstream := simUpstream(t, sim.NoPacing)
-	s, admin := newTeam(t, withSim(upstreamConfig(upstream)))
+	// One user runs them all: past the default limit of runs at once.
+	s, admin := newTeam(t, withSim(upstreamConfig(upstream)), withEnv("KNOBS_MAX_RUNS_PER_USER", strconv.Itoa(streams)))
 	specs, want := loadSpecs(t, streams, tokens)
 	runs, errs, wall := manyStreams(t, admin, specs)
 	checkStreams(t, s, s.userID(t, "admin"), runs, errs, want, tokens, true)
@@ -525,7 +527,9 @@ func BenchmarkFirstToken(b *testing.B) {
 func BenchmarkManyStreams(b *testing.B) {
 	const streams, tokens, tps = 200, 2000, 1000
 	upstream := simUpstream(b, tps)
-	s, admin := newTeam(b, withSim(upstreamConfig(upstream)))
+	// One user runs them all: past the default limits of runs at once.
+	s, admin := newTeam(b, withSim(upstreamConfig(upstream)),
+		withEnv("KNOBS_MAX_RUNS_PER_USER", strconv.Itoa(streams)), withEnv("KNOBS_MAX_RUNS", strconv.Itoa(streams)))
 	user := s.userID(b, "admin")
 	specs, want := loadSpecs(b, streams, tokens)
 	var walls, ttfts, totals []time.Duration

@@ -724,6 +724,8 @@
     server: "The provider failed; trying again often works.",
     network: "The provider could not be reached.",
     timeout: "The provider sent nothing in time.",
+    limit: "Knobs stopped the run at one of its limits; what arrived is kept.",
+    storage: "The answer is shown here but is not in history yet.",
   };
 
   function showError(p, d) {

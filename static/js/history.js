@@ -52,13 +52,31 @@
         pending = "";
       });
   });
+  let unstored = "";
   es.addEventListener("done", () => {
     es.close();
+    // A run that could not be stored is still "running" in the database:
+    // reloading would attach to it again, and again. Say so and stay.
+    if (unstored) {
+      status.textContent = "not stored";
+      const note = document.createElement("p");
+      note.className = "error";
+      note.setAttribute("role", "alert");
+      note.textContent = unstored;
+      out.prepend(note);
+      return;
+    }
     // The run is stored before done is sent: the page now shows it whole.
     location.reload();
   });
   es.addEventListener("error", (e) => {
-    if (e.data === undefined && es.readyState === EventSource.CLOSED) status.textContent = "connection lost";
+    // The connection's own "error" event has no data; ours does.
+    if (e.data === undefined) {
+      if (es.readyState === EventSource.CLOSED) status.textContent = "connection lost";
+      return;
+    }
+    const d = JSON.parse(e.data);
+    if (d.kind === "storage") unstored = d.message;
   });
   window.addEventListener("pagehide", () => es.close());
 })();

@@ -1078,6 +1078,8 @@
     stream_error: "The provider reported an error in the middle of the answer.",
     truncated: "The stream ended before the answer was complete; what arrived is kept.",
     bad_response: "The provider answered with something that is not a stream.",
+    limit: "Knobs stopped the run at one of its limits; what arrived is kept.",
+    storage: "The answer is shown here but is not in history yet; Knobs keeps trying to store it.",
   };
 
   let countdown = 0;
