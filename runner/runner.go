@@ -264,6 +264,27 @@ func (r *Runner) Cancel(id, user int64) bool {
 	return true
 }
 
+// CancelUser stops every live run of user, as when their account is
+// removed: nobody is left to read them, and their rows are gone.
+func (r *Runner) CancelUser(user int64) int {
+	r.mu.Lock()
+	var theirs []*Run
+	for _, run := range r.runs {
+		if run.UserID == user {
+			theirs = append(theirs, run)
+		}
+	}
+	r.mu.Unlock()
+	n := 0
+	for _, run := range theirs {
+		if run.Status() == "" {
+			run.cancel(ErrCancelled)
+			n++
+		}
+	}
+	return n
+}
+
 // Shutdown cancels every live run and waits until each is stored with its
 // partial output, or ctx ends.
 func (r *Runner) Shutdown(ctx context.Context) error {

@@ -301,3 +301,23 @@ func TestSignInLimitHoldsUnderConcurrency(t *testing.T) {
 		t.Errorf("%d guesses reached the password check and %d were refused; want at most 10 checked", checked, refused)
 	}
 }
+
+// A removed member's live run stops at once: its upstream request ends
+// and nothing of it is left, in the runner or the database.
+func TestRemovedMembersRunsStop(t *testing.T) {
+	t.Parallel()
+	up := hangingUpstream(t)
+	srv, admin := newTeam(t, withSim(upstreamConfig(up.srv)))
+	bob := admin.addMember("bob")
+	bobID := srv.userID(t, "bob")
+	bob.open("/")
+	status, body, err := bob.postRunNow("/runs", runSpec(foreverBody), bob.token())
+	if err != nil || status != http.StatusCreated {
+		t.Fatalf("bob's run: %d %s %v", status, body, err)
+	}
+	wantPage(t, admin.submit(memberPath(bobID, "remove"), nil), http.StatusOK, "Removed the member.")
+	up.waitEnded(t, 1)
+	if runs, _, err := srv.store.Runs(context.Background(), db.RunFilter{UserID: bobID}); err != nil || len(runs) != 0 {
+		t.Errorf("a removed member's runs are left: %d, %v", len(runs), err)
+	}
+}
