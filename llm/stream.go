@@ -60,6 +60,7 @@ type Stream struct {
 	body    *captureBody
 	sse     *sse.Reader
 	checked bool // the body's first bytes were looked at
+	foreign bool // the answer is a page or text, not the provider's JSON or stream
 
 	ev    Event
 	queue []Event
@@ -111,11 +112,18 @@ func (s *Stream) firstByteTimeout() {
 func (s *Stream) start(resp *http.Response) {
 	s.resp = resp
 	s.body = &captureBody{r: resp.Body, onRead: s.heardFrom}
+	if resp.StatusCode >= 300 && resp.StatusCode < 400 {
+		s.fail(redirectError(resp.StatusCode, resp.Header))
+		return
+	}
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
 		b, err := readCapped(s.body, maxErrorBody)
 		if err != nil && len(b) == 0 {
 			s.fail(s.transportError(err, true))
 			return
+		}
+		if _, ok := parseErrorBody(b); !ok || isHTML(resp.Header, b) {
+			s.foreign = true
 		}
 		s.fail(classifyResponse(resp.StatusCode, resp.Header, b, time.Now()))
 		return
@@ -329,6 +337,7 @@ func (s *Stream) checkBody() bool {
 		return false
 	case first == '<':
 		b, _ := readCapped(br, maxErrorBody)
+		s.foreign = true
 		title := htmlTitle(b)
 		if title == "" {
 			title = "no title"
@@ -341,6 +350,7 @@ func (s *Stream) checkBody() bool {
 		// reports as truncated.
 	default:
 		b, _ := readCapped(br, maxErrorBody)
+		s.foreign = true
 		s.fail(&Error{Kind: ErrBadResponse, Status: s.resp.StatusCode, Message: "expected an event stream, got " + cmp.Or(ct, "no content type") + ": " + truncate(strings.TrimSpace(string(b)), 200)})
 		return false
 	}
@@ -653,7 +663,9 @@ func convertLogprobs(w *ChunkLogprobs) []TokenLogprob {
 func (s *Stream) Request() RawRequest { return s.req }
 
 // RawResponse returns the raw bytes received, up to MaxRawResponse; past
-// the cap it ends with a note saying the capture stopped.
+// the cap it ends with a note saying the capture stopped. An answer that
+// is not the provider's (an HTML or plain-text page) is kept as a short
+// text excerpt with a note.
 //
 // A provider that echoes the key back gets it replaced with "***".
 func (s *Stream) RawResponse() []byte {
@@ -661,6 +673,12 @@ func (s *Stream) RawResponse() []byte {
 		return nil
 	}
 	raw := s.body.raw()
+	if s.foreign {
+		// A proxy's or CDN's page is not the provider's answer: keep what
+		// says what it was, not its markup.
+		raw = fmt.Appendf(nil, "%s\n[knobs: the answer (%d bytes, %s) was not the provider's; only the start of its text is kept]\n",
+			excerpt(raw, maxExcerpt), s.body.total, cmp.Or(s.resp.Header.Get("Content-Type"), "no content type"))
+	}
 	if redactable(s.key) && bytes.Contains(raw, []byte(s.key)) {
 		return bytes.ReplaceAll(raw, []byte(s.key), []byte("***"))
 	}
