@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"strings"
 	"testing"
+	"time"
 
 	"knobs/config"
 )
@@ -18,10 +19,11 @@ func TestDefaults(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := config.Config{
-		Addr:            "127.0.0.1:8080",
-		DBPath:          "./knobs.db",
-		CerebrasBaseURL: "https://api.cerebras.ai",
-		XAIBaseURL:      "https://api.x.ai",
+		Addr:               "127.0.0.1:8080",
+		DBPath:             "./knobs.db",
+		CerebrasBaseURL:    "https://api.cerebras.ai",
+		XAIBaseURL:         "https://api.x.ai",
+		StreamWriteTimeout: 30 * time.Second,
 	}
 	if c != want {
 		t.Errorf("defaults:\n got %+v\nwant %+v", c, want)
@@ -30,27 +32,31 @@ func TestDefaults(t *testing.T) {
 
 func TestLoadValues(t *testing.T) {
 	c, err := config.Load(env(map[string]string{
-		"KNOBS_ADDR":           ":9000",
-		"KNOBS_DB":             "/data/k.db",
-		"KNOBS_SECRET":         strings.Repeat("s", 32),
-		"KNOBS_SECURE_COOKIES": "true",
-		"CEREBRAS_API_KEY":     "  csk-abc \n",
-		"CEREBRAS_BASE_URL":    "http://localhost:9999/v1/",
-		"XAI_API_KEY":          "xai-abc",
-		"XAI_BASE_URL":         "https://proxy.example/xai/",
+		"KNOBS_ADDR":                       ":9000",
+		"KNOBS_DB":                         "/data/k.db",
+		"KNOBS_SECRET":                     strings.Repeat("s", 32),
+		"KNOBS_SECURE_COOKIES":             "true",
+		"CEREBRAS_API_KEY":                 "  csk-abc \n",
+		"CEREBRAS_BASE_URL":                "http://localhost:9999/v1/",
+		"XAI_API_KEY":                      "xai-abc",
+		"XAI_BASE_URL":                     "https://proxy.example/xai/",
+		"KNOBS_ALLOW_LINK_LOCAL_UPSTREAMS": "true",
+		"KNOBS_STREAM_WRITE_TIMEOUT":       "2s",
 	}))
 	if err != nil {
 		t.Fatal(err)
 	}
 	want := config.Config{
-		Addr:            ":9000",
-		DBPath:          "/data/k.db",
-		Secret:          strings.Repeat("s", 32),
-		SecureCookies:   true,
-		CerebrasKey:     "csk-abc",
-		CerebrasBaseURL: "http://localhost:9999",
-		XAIKey:          "xai-abc",
-		XAIBaseURL:      "https://proxy.example/xai",
+		Addr:                    ":9000",
+		DBPath:                  "/data/k.db",
+		Secret:                  strings.Repeat("s", 32),
+		SecureCookies:           true,
+		CerebrasKey:             "csk-abc",
+		CerebrasBaseURL:         "http://localhost:9999",
+		XAIKey:                  "xai-abc",
+		XAIBaseURL:              "https://proxy.example/xai",
+		AllowLinkLocalUpstreams: true,
+		StreamWriteTimeout:      2 * time.Second,
 	}
 	if c != want {
 		t.Errorf("loaded:\n got %+v\nwant %+v", c, want)
@@ -68,6 +74,9 @@ func TestWrongValueNamesItsVariable(t *testing.T) {
 		{"CEREBRAS_BASE_URL", "ftp://api.cerebras.ai"},
 		{"XAI_BASE_URL", "https://"},
 		{"XAI_BASE_URL", "https://user:pw@api.x.ai"},
+		{"KNOBS_ALLOW_LINK_LOCAL_UPSTREAMS", "sometimes"},
+		{"KNOBS_STREAM_WRITE_TIMEOUT", "30"},
+		{"KNOBS_STREAM_WRITE_TIMEOUT", "1ms"},
 	} {
 		t.Run(tt.name+"="+tt.value, func(t *testing.T) {
 			_, err := config.Load(env(map[string]string{tt.name: tt.value}))
@@ -111,7 +120,7 @@ func TestBaseURL(t *testing.T) {
 func TestUsageListsEveryVariable(t *testing.T) {
 	var b bytes.Buffer
 	config.Usage(&b)
-	for _, name := range []string{"KNOBS_ADDR", "KNOBS_DB", "KNOBS_SECRET", "KNOBS_SECURE_COOKIES", "CEREBRAS_API_KEY", "CEREBRAS_BASE_URL", "XAI_API_KEY", "XAI_BASE_URL"} {
+	for _, name := range []string{"KNOBS_ADDR", "KNOBS_DB", "KNOBS_SECRET", "KNOBS_SECURE_COOKIES", "CEREBRAS_API_KEY", "CEREBRAS_BASE_URL", "XAI_API_KEY", "XAI_BASE_URL", "KNOBS_ALLOW_LINK_LOCAL_UPSTREAMS", "KNOBS_STREAM_WRITE_TIMEOUT"} {
 		if !strings.Contains(b.String(), name) {
 			t.Errorf("usage lacks %s:\n%s", name, b.String())
 		}

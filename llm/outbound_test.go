@@ -17,10 +17,10 @@ import (
 
 func TestACloudMetadataAddressIsNeverDialled(t *testing.T) {
 	for _, base := range []string{
-		"http://169.254.169.254",         // AWS, GCP, Azure instance metadata
-		"http://169.254.170.2",           // ECS task credentials
-		"http://[fd00:ec2::254]",         // AWS metadata over IPv6
-		"http://100.100.100.200",         // Alibaba Cloud metadata
+		"http://169.254.169.254",          // AWS, GCP, Azure instance metadata
+		"http://169.254.170.2",            // ECS task credentials
+		"http://[fd00:ec2::254]",          // AWS metadata over IPv6
+		"http://100.100.100.200",          // Alibaba Cloud metadata
 		"http://[::ffff:169.254.169.254]", // the same, IPv4-mapped
 		"http://metadata.google.internal",
 	} {
