@@ -20,6 +20,12 @@ func runID(c *fiber.Ctx) (int64, error) {
 	return id, nil
 }
 
+// serveEvents streams src as SSE with the configured write deadline:
+// a client that stops reading is dropped (see sse.Serve).
+func (h *Handler) serveEvents(c *fiber.Ctx, src sse.Source, after int, leave func()) error {
+	return sse.Serve(c, src, after, leave, sse.Options{WriteTimeout: h.cfg.StreamWriteTimeout, Log: h.log})
+}
+
 // RunEvents streams a run's events as SSE. A reconnect with Last-Event-ID
 // resumes after that event; it never starts the upstream call again. A
 // finished run replays from the database.
@@ -34,13 +40,13 @@ func (h *Handler) RunEvents(c *fiber.Ctx) error {
 		after, _ = strconv.Atoi(q)
 	}
 	if run, ok := h.runner.Run(id, u.ID); ok {
-		return sse.Serve(c, run, after, run.Subscribe(), h.log)
+		return h.serveEvents(c, run, after, run.Subscribe())
 	}
 	events, err := h.storedEvents(c, u.ID, id)
 	if err != nil {
 		return err
 	}
-	return sse.Serve(c, sse.Split(events), after, func() {}, h.log)
+	return h.serveEvents(c, sse.Split(events), after, func() {})
 }
 
 // storedEvents is the SSE text of user's run id as it streamed: the
