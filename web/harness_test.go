@@ -58,6 +58,7 @@ type serverSetup struct {
 	env    map[string]string // the environment config.Load reads
 	runner runner.Options
 	sim    llm.ProviderConfig // zero: the in-process simulator
+	accept func(net.Conn)     // called on each accepted connection, if set
 }
 
 // serverOption changes how newServer builds the app.
@@ -77,6 +78,26 @@ func withRunner(o runner.Options) serverOption {
 // httptest or one built with sim.NewConfig at another speed.
 func withSim(cfg llm.ProviderConfig) serverOption {
 	return func(s *serverSetup) { s.sim = cfg }
+}
+
+// withAccepted calls f on every connection the server accepts, before it
+// serves it: tests shrink socket buffers with it.
+func withAccepted(f func(net.Conn)) serverOption {
+	return func(s *serverSetup) { s.accept = f }
+}
+
+// hookedListener calls accept on each connection it accepts.
+type hookedListener struct {
+	net.Listener
+	accept func(net.Conn)
+}
+
+func (l hookedListener) Accept() (net.Conn, error) {
+	c, err := l.Listener.Accept()
+	if err == nil {
+		l.accept(c)
+	}
+	return c, err
 }
 
 // newServer starts Knobs on 127.0.0.1:0 with a fresh database in
@@ -117,6 +138,9 @@ func newServer(t testing.TB, opts ...serverOption) *server {
 	if err != nil {
 		store.Close()
 		t.Fatalf("listen: %v", err)
+	}
+	if setup.accept != nil {
+		ln = hookedListener{ln, setup.accept}
 	}
 	served := make(chan error, 1)
 	go func() { served <- app.Listener(ln) }()

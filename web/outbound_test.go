@@ -176,6 +176,15 @@ func stalledReader(t *testing.T, c *client, path string) net.Conn {
 	}
 }
 
+// smallSendBuffers gives the server's connections a small socket send
+// buffer, so that a reader that stops reading stalls the server's writes
+// after kilobytes rather than megabytes.
+func smallSendBuffers(c net.Conn) {
+	if tc, ok := c.(*net.TCPConn); ok {
+		tc.SetWriteBuffer(16 << 10)
+	}
+}
+
 // frameBytes is how many bytes of frames run id has made so far.
 func frameBytes(s *server, id, user int64) int {
 	run, ok := s.runs.Run(id, user)
@@ -193,7 +202,7 @@ func frameBytes(s *server, id, user int64) int {
 func TestAReaderThatStopsReadingIsDroppedAndTheRunStops(t *testing.T) {
 	t.Parallel()
 	upstream := endlessUpstream(t, 8<<10)
-	srv, admin := newTeam(t, withEnv("KNOBS_STREAM_WRITE_TIMEOUT", "300ms"), withRunner(runner.Options{IdleGrace: 50 * time.Millisecond}))
+	srv, admin := newTeam(t, withEnv("KNOBS_STREAM_WRITE_TIMEOUT", "300ms"), withRunner(runner.Options{IdleGrace: 50 * time.Millisecond}), withAccepted(smallSendBuffers))
 	admin.submit("/settings/providers", form("name", "Endless", "base_url", upstream.URL))
 	r, run := admin.postRun(customRun("endless"))
 	if r.status != http.StatusCreated {
@@ -236,18 +245,19 @@ func TestShutdownEndsWithAReaderThatStoppedReading(t *testing.T) {
 	upstream := endlessUpstream(t, 8<<10)
 	// The write timeout is longer than the shutdown's: shutdown itself
 	// must end the stalled stream.
-	srv, admin := newTeam(t, withEnv("KNOBS_STREAM_WRITE_TIMEOUT", "1h"))
+	srv, admin := newTeam(t, withEnv("KNOBS_STREAM_WRITE_TIMEOUT", "1h"), withAccepted(smallSendBuffers))
 	admin.submit("/settings/providers", form("name", "Endless", "base_url", upstream.URL))
 	r, run := admin.postRun(customRun("endless"))
 	if r.status != http.StatusCreated {
 		t.Fatalf("POST /runs: %d %s", r.status, r.body)
 	}
 	stalledReader(t, admin, run.Events)
-	// Enough frames that the socket buffers are full and the server's
-	// write to the reader waits.
+	// Enough frames that the socket buffers (the server's is small, the
+	// reader's about 128 KiB while it does not read) are full and the
+	// server's write to the reader waits.
 	user := srv.userID(t, "admin")
 	deadline := time.Now().Add(30 * time.Second)
-	for frameBytes(srv, run.ID, user) < 8<<20 {
+	for frameBytes(srv, run.ID, user) < 2<<20 {
 		if time.Now().After(deadline) {
 			t.Fatalf("the run made only %d bytes of frames", frameBytes(srv, run.ID, user))
 		}
