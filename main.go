@@ -13,6 +13,7 @@ import (
 	"net"
 	"os"
 	"os/signal"
+	"sync"
 	"syscall"
 	"time"
 
@@ -28,7 +29,7 @@ import (
 )
 
 func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	ctx, stop := shutdownOnSignal(os.Stderr, func() { os.Exit(1) }, os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	if err := run(ctx, os.Args[1:], os.Getenv, os.Stdout); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -36,6 +37,41 @@ func main() {
 		}
 		fmt.Fprintln(os.Stderr, "knobs:", err)
 		os.Exit(1)
+	}
+}
+
+// shutdownOnSignal returns a context cancelled by the first of sigs,
+// which starts the graceful shutdown (runs stored with their partial
+// output, streams closed). A second signal calls exit at once: someone
+// pressing Ctrl-C again does not want to wait, and signal.NotifyContext
+// would swallow it. stop releases the signals and ends the watcher.
+func shutdownOnSignal(stderr io.Writer, exit func(), sigs ...os.Signal) (ctx context.Context, stop func()) {
+	ctx, cancel := context.WithCancel(context.Background())
+	ch := make(chan os.Signal, 2)
+	signal.Notify(ch, sigs...)
+	done := make(chan struct{})
+	go func() {
+		select {
+		case <-ch:
+		case <-done:
+			return
+		}
+		fmt.Fprintln(stderr, "knobs: shutting down; signal again (Ctrl-C) to stop at once")
+		cancel()
+		select {
+		case <-ch:
+			fmt.Fprintln(stderr, "knobs: stopping at once")
+			exit()
+		case <-done:
+		}
+	}()
+	var once sync.Once
+	return ctx, func() {
+		once.Do(func() {
+			signal.Stop(ch)
+			close(done)
+			cancel()
+		})
 	}
 }
 

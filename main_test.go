@@ -9,11 +9,14 @@ import (
 	"net/http"
 	"net/http/cookiejar"
 	"net/url"
+	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
+	"time"
 )
 
 func envFrom(m map[string]string) func(string) string {
@@ -179,5 +182,61 @@ func TestRunServesAndKeepsItsSecret(t *testing.T) {
 	}
 	if code != http.StatusSeeOther {
 		t.Errorf("a cookie signed with the kept secret was accepted under KNOBS_SECRET: %d", code)
+	}
+}
+
+// lockedBuffer is a bytes.Buffer safe to write from another goroutine.
+type lockedBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *lockedBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *lockedBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
+func TestASecondSignalExitsAtOnce(t *testing.T) {
+	exited := make(chan struct{})
+	var stderr lockedBuffer
+	ctx, stop := shutdownOnSignal(&stderr, func() { close(exited) }, syscall.SIGTERM)
+	defer stop()
+
+	// The first SIGTERM starts the graceful shutdown and nothing more.
+	if err := syscall.Kill(os.Getpid(), syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-ctx.Done():
+	case <-time.After(10 * time.Second):
+		t.Fatal("the first SIGTERM did not start the shutdown")
+	}
+	select {
+	case <-exited:
+		t.Fatal("the first SIGTERM exited at once, without a graceful shutdown")
+	default:
+	}
+	if !strings.Contains(stderr.String(), "shutting down") {
+		t.Errorf("the first signal says nothing: %q", stderr.String())
+	}
+
+	// The second exits while the shutdown is still going.
+	if err := syscall.Kill(os.Getpid(), syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-exited:
+	case <-time.After(10 * time.Second):
+		t.Fatal("a second SIGTERM during the shutdown was swallowed")
+	}
+	if !strings.Contains(stderr.String(), "stopping at once") {
+		t.Errorf("the second signal says nothing: %q", stderr.String())
 	}
 }

@@ -32,6 +32,12 @@ type Config struct {
 	MaxRuns        int
 	// MaxRunDuration is the longest a run may go on.
 	MaxRunDuration time.Duration
+	// AllowLinkLocalUpstreams lets providers live on link-local and cloud
+	// metadata addresses, which are refused by default.
+	AllowLinkLocalUpstreams bool
+	// StreamWriteTimeout is how long a write to an event stream may wait
+	// for a client that stopped reading before the client is dropped.
+	StreamWriteTimeout time.Duration
 }
 
 // variable documents one environment variable for `knobs -h` and README.
@@ -109,6 +115,22 @@ var variables = []variable{
 			return fmt.Errorf("want a duration, such as 30m or 1h30m, not %q", v)
 		}
 		c.MaxRunDuration = d
+		return nil
+	}},
+	{"KNOBS_ALLOW_LINK_LOCAL_UPSTREAMS", "false", "let providers be reached on link-local and cloud metadata addresses (169.254.0.0/16, fe80::/10, fd00:ec2::254, 100.100.100.200), refused by default; loopback and LAN addresses are always allowed", func(c *Config, v string) error {
+		b, err := strconv.ParseBool(v)
+		if err != nil {
+			return fmt.Errorf("want true or false, not %q", v)
+		}
+		c.AllowLinkLocalUpstreams = b
+		return nil
+	}},
+	{"KNOBS_STREAM_WRITE_TIMEOUT", "30s", "how long an event stream waits for a client that stopped reading before it drops it", func(c *Config, v string) error {
+		d, err := time.ParseDuration(v)
+		if err != nil || d < 100*time.Millisecond || d > time.Hour {
+			return fmt.Errorf("want a duration from 100ms to 1h, such as 30s, not %q", v)
+		}
+		c.StreamWriteTimeout = d
 		return nil
 	}},
 }

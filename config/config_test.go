@@ -19,14 +19,15 @@ func TestDefaults(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := config.Config{
-		Addr:            "127.0.0.1:8080",
-		DBPath:          "./knobs.db",
-		CerebrasBaseURL: "https://api.cerebras.ai",
-		XAIBaseURL:      "https://api.x.ai",
-		MaxOutputBytes:  8 << 20,
-		MaxRunsPerUser:  8,
-		MaxRuns:         200,
-		MaxRunDuration:  30 * time.Minute,
+		Addr:               "127.0.0.1:8080",
+		DBPath:             "./knobs.db",
+		CerebrasBaseURL:    "https://api.cerebras.ai",
+		XAIBaseURL:         "https://api.x.ai",
+		MaxOutputBytes:     8 << 20,
+		MaxRunsPerUser:     8,
+		MaxRuns:            200,
+		MaxRunDuration:     30 * time.Minute,
+		StreamWriteTimeout: 30 * time.Second,
 	}
 	if c != want {
 		t.Errorf("defaults:\n got %+v\nwant %+v", c, want)
@@ -35,35 +36,39 @@ func TestDefaults(t *testing.T) {
 
 func TestLoadValues(t *testing.T) {
 	c, err := config.Load(env(map[string]string{
-		"KNOBS_ADDR":              ":9000",
-		"KNOBS_DB":                "/data/k.db",
-		"KNOBS_SECRET":            strings.Repeat("s", 32),
-		"KNOBS_SECURE_COOKIES":    "true",
-		"CEREBRAS_API_KEY":        "  csk-abc \n",
-		"CEREBRAS_BASE_URL":       "http://localhost:9999/v1/",
-		"XAI_API_KEY":             "xai-abc",
-		"XAI_BASE_URL":            "https://proxy.example/xai/",
-		"KNOBS_MAX_OUTPUT_BYTES":  "65536",
-		"KNOBS_MAX_RUNS_PER_USER": "3",
-		"KNOBS_MAX_RUNS":          "50",
-		"KNOBS_MAX_RUN_DURATION":  "1h30m",
+		"KNOBS_ADDR":                       ":9000",
+		"KNOBS_DB":                         "/data/k.db",
+		"KNOBS_SECRET":                     strings.Repeat("s", 32),
+		"KNOBS_SECURE_COOKIES":             "true",
+		"CEREBRAS_API_KEY":                 "  csk-abc \n",
+		"CEREBRAS_BASE_URL":                "http://localhost:9999/v1/",
+		"XAI_API_KEY":                      "xai-abc",
+		"XAI_BASE_URL":                     "https://proxy.example/xai/",
+		"KNOBS_MAX_OUTPUT_BYTES":           "65536",
+		"KNOBS_MAX_RUNS_PER_USER":          "3",
+		"KNOBS_MAX_RUNS":                   "50",
+		"KNOBS_MAX_RUN_DURATION":           "1h30m",
+		"KNOBS_ALLOW_LINK_LOCAL_UPSTREAMS": "true",
+		"KNOBS_STREAM_WRITE_TIMEOUT":       "2s",
 	}))
 	if err != nil {
 		t.Fatal(err)
 	}
 	want := config.Config{
-		Addr:            ":9000",
-		DBPath:          "/data/k.db",
-		Secret:          strings.Repeat("s", 32),
-		SecureCookies:   true,
-		CerebrasKey:     "csk-abc",
-		CerebrasBaseURL: "http://localhost:9999",
-		XAIKey:          "xai-abc",
-		XAIBaseURL:      "https://proxy.example/xai",
-		MaxOutputBytes:  65536,
-		MaxRunsPerUser:  3,
-		MaxRuns:         50,
-		MaxRunDuration:  90 * time.Minute,
+		Addr:                    ":9000",
+		DBPath:                  "/data/k.db",
+		Secret:                  strings.Repeat("s", 32),
+		SecureCookies:           true,
+		CerebrasKey:             "csk-abc",
+		CerebrasBaseURL:         "http://localhost:9999",
+		XAIKey:                  "xai-abc",
+		XAIBaseURL:              "https://proxy.example/xai",
+		MaxOutputBytes:          65536,
+		MaxRunsPerUser:          3,
+		MaxRuns:                 50,
+		MaxRunDuration:          90 * time.Minute,
+		AllowLinkLocalUpstreams: true,
+		StreamWriteTimeout:      2 * time.Second,
 	}
 	if c != want {
 		t.Errorf("loaded:\n got %+v\nwant %+v", c, want)
@@ -87,6 +92,9 @@ func TestWrongValueNamesItsVariable(t *testing.T) {
 		{"KNOBS_MAX_RUNS", "lots"},
 		{"KNOBS_MAX_RUN_DURATION", "30"},
 		{"KNOBS_MAX_RUN_DURATION", "0s"},
+		{"KNOBS_ALLOW_LINK_LOCAL_UPSTREAMS", "sometimes"},
+		{"KNOBS_STREAM_WRITE_TIMEOUT", "30"},
+		{"KNOBS_STREAM_WRITE_TIMEOUT", "1ms"},
 	} {
 		t.Run(tt.name+"="+tt.value, func(t *testing.T) {
 			_, err := config.Load(env(map[string]string{tt.name: tt.value}))
@@ -130,7 +138,7 @@ func TestBaseURL(t *testing.T) {
 func TestUsageListsEveryVariable(t *testing.T) {
 	var b bytes.Buffer
 	config.Usage(&b)
-	for _, name := range []string{"KNOBS_ADDR", "KNOBS_DB", "KNOBS_SECRET", "KNOBS_SECURE_COOKIES", "CEREBRAS_API_KEY", "CEREBRAS_BASE_URL", "XAI_API_KEY", "XAI_BASE_URL"} {
+	for _, name := range []string{"KNOBS_ADDR", "KNOBS_DB", "KNOBS_SECRET", "KNOBS_SECURE_COOKIES", "CEREBRAS_API_KEY", "CEREBRAS_BASE_URL", "XAI_API_KEY", "XAI_BASE_URL", "KNOBS_ALLOW_LINK_LOCAL_UPSTREAMS", "KNOBS_STREAM_WRITE_TIMEOUT"} {
 		if !strings.Contains(b.String(), name) {
 			t.Errorf("usage lacks %s:\n%s", name, b.String())
 		}

@@ -121,12 +121,12 @@ func (h *Handler) GroupEvents(c *fiber.Ctx) error {
 		srcs[i] = sse.Split(storedEvents(stored[id]))
 	}
 	src := newGroupSource(g.RunIDs, srcs, sent)
-	return sse.Serve(c, src, 0, func() {
+	return h.serveEvents(c, src, 0, func() {
 		src.close()
 		for _, leave := range leaves {
 			leave()
 		}
-	}, h.log)
+	})
 }
 
 // storedEvents is a finished run's SSE text, or, for one interrupted by

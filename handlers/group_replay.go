@@ -167,7 +167,7 @@ func (h *Handler) serveReplay(c *fiber.Ctx, g db.Group, runs []db.Run) error {
 		return c.SendStatus(fiber.StatusNoContent)
 	}
 	src := newReplaySource(g.RunIDs, byPane, sent)
-	return sse.Serve(c, src, 0, src.close, h.log)
+	return h.serveEvents(c, src, 0, src.close)
 }
 
 // replayFrame is one stored frame of one pane and when it was first sent.

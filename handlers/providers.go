@@ -128,7 +128,7 @@ func (h *Handler) client(ctx context.Context, user int64, p Provider) (*llm.Clie
 		}
 		e.client.CloseIdleConnections()
 	}
-	c := llm.NewClient(llm.ProviderConfig{ID: p.ID, Name: p.Name, Dialect: p.Dialect, BaseURL: p.BaseURL, Key: key})
+	c := llm.NewClient(llm.ProviderConfig{ID: p.ID, Name: p.Name, Dialect: p.Dialect, BaseURL: p.BaseURL, Key: key, AllowLinkLocal: h.cfg.AllowLinkLocalUpstreams})
 	if h.clients.all == nil {
 		h.clients.all = map[string]clientEntry{}
 	}

@@ -21,6 +21,12 @@ func runID(c *fiber.Ctx) (int64, error) {
 	return id, nil
 }
 
+// serveEvents streams src as SSE with the configured write deadline:
+// a client that stops reading is dropped (see sse.Serve).
+func (h *Handler) serveEvents(c *fiber.Ctx, src sse.Source, after int, leave func()) error {
+	return sse.Serve(c, src, after, leave, sse.Options{WriteTimeout: h.cfg.StreamWriteTimeout, Log: h.log})
+}
+
 // RunEvents streams a run's events as SSE. A reconnect with Last-Event-ID
 // resumes after that event; it never starts the upstream call again. A
 // finished run replays from the database, and a stream always ends with
@@ -39,7 +45,7 @@ func (h *Handler) RunEvents(c *fiber.Ctx) error {
 		if frames, finished, _ := run.Frames(after); finished && len(frames) == 0 && after > 0 {
 			return c.SendStatus(fiber.StatusNoContent) // had it all: see below
 		}
-		return sse.Serve(c, run, after, run.Subscribe(), h.log)
+		return h.serveEvents(c, run, after, run.Subscribe())
 	}
 	events, replayed, err := h.runEvents(c, u.ID, id)
 	if err != nil {
@@ -52,13 +58,13 @@ func (h *Handler) RunEvents(c *fiber.Ctx) error {
 		// then stopped with the process (a crash, a restart): a replay
 		// of the last checkpoint does not number its frames as they did.
 		// It gets the ending, numbered after what it had, and stops.
-		return sse.Serve(c, renumber(ending(frames), after+1), 0, func() {}, h.log)
+		return h.serveEvents(c, renumber(ending(frames), after+1), 0, func() {})
 	case after > 0 && after >= len(frames):
 		// The reader had every frame, done included. 204 tells
 		// EventSource to stop reconnecting, as the compare stream does.
 		return c.SendStatus(fiber.StatusNoContent)
 	}
-	return sse.Serve(c, frames, after, func() {}, h.log)
+	return h.serveEvents(c, frames, after, func() {})
 }
 
 // storedEvents is the SSE text of user's run id as it streamed: the

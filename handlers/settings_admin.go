@@ -2,6 +2,7 @@ package handlers
 
 import (
 	"errors"
+	"net/url"
 	"strconv"
 	"strings"
 	"time"
@@ -10,6 +11,7 @@ import (
 
 	"knobs/config"
 	"knobs/db"
+	"knobs/llm"
 	"knobs/vault"
 	"knobs/views"
 	"knobs/web/session"
@@ -53,6 +55,8 @@ func (h *Handler) CreateProvider(c *fiber.Ctx) error {
 	baseURL, err := config.BaseURL(c.FormValue("base_url"))
 	if err != nil || len(baseURL) > 300 {
 		errs["base_url"] = "Give an http or https URL, such as https://api.groq.com/openai."
+	} else if msg := h.checkUpstream(c, baseURL); msg != "" {
+		errs["base_url"] = msg
 	}
 	if key != "" {
 		if msg := checkKey(key); msg != "" {
@@ -74,6 +78,25 @@ func (h *Handler) CreateProvider(c *fiber.Ctx) error {
 		return err
 	}
 	return redirectWith(c, "/settings", "Added the provider "+name+".")
+}
+
+// checkUpstream says why Knobs refuses to send requests to baseURL's
+// host, or returns "". The same rule holds again at every connection
+// (llm/egress.go); here the admin hears of it while the form is open.
+func (h *Handler) checkUpstream(c *fiber.Ctx, baseURL string) string {
+	if h.cfg.AllowLinkLocalUpstreams {
+		return ""
+	}
+	u, err := url.Parse(baseURL)
+	if err != nil {
+		return ""
+	}
+	var refused *llm.UpstreamAddressError
+	if !errors.As(llm.CheckUpstream(ctx(c), u.Hostname()), &refused) {
+		return ""
+	}
+	return "That address is link-local or a cloud metadata service (" + refused.Host + "): Knobs sends no requests or keys there. " +
+		"If a model server really lives there, set " + llm.AllowLinkLocalVariable + "=true on the server."
 }
 
 // RemoveProvider deletes a custom provider and its keys.

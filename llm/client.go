@@ -48,13 +48,20 @@ func NewClient(cfg ProviderConfig) *Client {
 		c.firstByte = DefaultFirstByteTimeout
 	}
 	c.idle = cmp.Or(max(cfg.IdleTimeout, 0), DefaultIdleTimeout)
-	c.http = cfg.HTTPClient
-	if c.http == nil {
+	if cfg.HTTPClient == nil {
 		// A transport of our own rather than http.DefaultTransport: no
 		// state shared with the rest of the process, and its idle
 		// connections can be closed with the client.
 		c.transport = http.DefaultTransport.(*http.Transport).Clone()
-		c.http = &http.Client{Transport: c.transport}
+		if !cfg.AllowLinkLocal {
+			guard(c.transport)
+		}
+		c.http = &http.Client{Transport: c.transport, CheckRedirect: noRedirects}
+	} else {
+		// A copy, so that the caller's client keeps its own redirect rule.
+		hc := *cfg.HTTPClient
+		hc.CheckRedirect = noRedirects
+		c.http = &hc
 	}
 	return c
 }

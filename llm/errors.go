@@ -12,6 +12,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode"
+	"unicode/utf8"
 )
 
 // errorFields is what could be read out of an error body of any of the
@@ -278,13 +280,68 @@ func htmlTitle(body []byte) string {
 	}
 	t := html.UnescapeString(string(body[start : start+end]))
 	t = strings.Join(strings.Fields(t), " ")
-	return truncate(t, 300)
+	return truncate(t, maxExcerpt)
 }
 
-// plainText is a non-JSON, non-HTML body as a message, bounded so a
-// runaway body cannot fill the page.
+// maxExcerpt bounds what is shown of an answer that is not the
+// provider's own (a proxy's or CDN's page, a plain-text error), in the
+// message and in the raw view: enough to tell what it was, not a page of
+// someone else's markup.
+const maxExcerpt = 300
+
+// plainText is a non-JSON body as a message: its text, without markup,
+// control characters or runs of white space, cut at maxExcerpt.
 func plainText(body []byte) string {
-	return truncate(strings.TrimSpace(string(body)), 1000)
+	return excerpt(body, maxExcerpt)
+}
+
+// excerpt returns the readable text at the start of body, at most n
+// bytes of it (cut on a rune boundary, with an ellipsis): tags, scripts
+// and styles are dropped when body is markup, control characters and
+// runs of white space always. Only the first 64 KiB are looked at.
+func excerpt(body []byte, n int) string {
+	body = body[:min(len(body), 64<<10)]
+	trimmed := bytes.TrimSpace(body)
+	markup := len(trimmed) > 0 && trimmed[0] == '<'
+	var b strings.Builder
+	space := false
+	for i := 0; i < len(body) && b.Len() <= n+8; {
+		if markup && body[i] == '<' {
+			end := bytes.IndexByte(body[i:], '>')
+			if end < 0 {
+				break
+			}
+			tag := bytes.ToLower(body[i+1 : i+end])
+			i += end + 1
+			for _, skip := range []string{"script", "style"} {
+				if bytes.HasPrefix(tag, []byte(skip)) {
+					if j := bytes.Index(bytes.ToLower(body[i:]), []byte("</"+skip)); j >= 0 {
+						i += j
+					} else {
+						i = len(body)
+					}
+				}
+			}
+			space = true
+			continue
+		}
+		r, size := utf8.DecodeRune(body[i:])
+		i += size
+		if r == utf8.RuneError || unicode.IsSpace(r) || unicode.IsControl(r) {
+			space = true
+			continue
+		}
+		if space && b.Len() > 0 {
+			b.WriteByte(' ')
+		}
+		space = false
+		b.WriteRune(r)
+	}
+	text := b.String()
+	if markup {
+		text = html.UnescapeString(text)
+	}
+	return truncate(text, n)
 }
 
 func truncate(s string, n int) string {
@@ -322,6 +379,10 @@ func streamError(data []byte) *Error {
 // says the caller ended the stream; timedOut that the first-byte timer
 // fired.
 func transportError(err error, parent context.Context, closed, timedOut bool, timeout time.Duration, midStream bool) *Error {
+	var refused *UpstreamAddressError
+	if errors.As(err, &refused) {
+		return &Error{Kind: ErrNetwork, Message: refused.Error()}
+	}
 	switch {
 	case timedOut:
 		return &Error{Kind: ErrTimeout, Message: fmt.Sprintf("no answer from the provider within %s", timeout)}

@@ -221,6 +221,9 @@ func (c *Client) getJSON(ctx context.Context, path string, v any) error {
 		return transportError(err, ctx, false, false, 0, false)
 	}
 	defer resp.Body.Close()
+	if resp.StatusCode >= 300 && resp.StatusCode < 400 {
+		return redirectError(resp.StatusCode, resp.Header)
+	}
 	b, err := readCapped(resp.Body, maxModelsBody)
 	if err != nil {
 		return transportError(err, ctx, false, false, 0, true)

@@ -40,6 +40,7 @@ const rawCapNote = "\n[knobs: raw capture stopped at 4 MiB; the answer went on]\
 // other 200 that is not a stream ends with ErrBadResponse.
 type Stream struct {
 	key      string // only to redact it from what upstream echoes back
+	redact   bool   // the key is long enough to be looked for (redactable)
 	dialect  wireDialect
 	endpoint Endpoint
 	timeout  time.Duration
@@ -60,6 +61,7 @@ type Stream struct {
 	body    *captureBody
 	sse     *sse.Reader
 	checked bool // the body's first bytes were looked at
+	foreign bool // the answer is a page or text, not the provider's JSON or stream
 
 	ev    Event
 	queue []Event
@@ -84,6 +86,8 @@ type choiceState struct {
 	finish string
 	tools  []*toolAcc
 	think  *thinkSplitter
+	// Key filters of the content and the reasoning (redact.go).
+	content, reasoning keyFilter
 }
 
 // toolAcc assembles one tool call; a strings.Builder lets each event
@@ -91,13 +95,14 @@ type choiceState struct {
 type toolAcc struct {
 	call ToolCall
 	args strings.Builder
+	keys keyFilter // of the arguments
 }
 
 // maxChoices bounds the choice index a server can make us track.
 const maxChoices = 1024
 
 func newStream(ctx context.Context, c *Client, e Endpoint) *Stream {
-	s := &Stream{key: c.cfg.Key, dialect: c.dialect, endpoint: e, timeout: c.firstByte, idle: c.idle, parent: ctx, started: time.Now()}
+	s := &Stream{key: c.cfg.Key, redact: redactable(c.cfg.Key), dialect: c.dialect, endpoint: e, timeout: c.firstByte, idle: c.idle, parent: ctx, started: time.Now()}
 	s.ctx, s.cancel = context.WithCancel(ctx)
 	return s
 }
@@ -111,11 +116,18 @@ func (s *Stream) firstByteTimeout() {
 func (s *Stream) start(resp *http.Response) {
 	s.resp = resp
 	s.body = &captureBody{r: resp.Body, onRead: s.heardFrom}
+	if resp.StatusCode >= 300 && resp.StatusCode < 400 {
+		s.fail(redirectError(resp.StatusCode, resp.Header))
+		return
+	}
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
 		b, err := readCapped(s.body, maxErrorBody)
 		if err != nil && len(b) == 0 {
 			s.fail(s.transportError(err, true))
 			return
+		}
+		if _, ok := parseErrorBody(b); !ok || isHTML(resp.Header, b) {
+			s.foreign = true
 		}
 		s.fail(classifyResponse(resp.StatusCode, resp.Header, b, time.Now()))
 		return
@@ -129,11 +141,23 @@ func (s *Stream) stopTimer() {
 	}
 }
 
-// heardFrom rearms the timer each time bytes arrive: after the first byte
-// it bounds silence instead, so a provider that goes quiet mid-stream
-// cannot hold a run open forever.
+// heardFrom is called on every read that brought bytes. The first byte
+// ends the wait for an answer: from then on the timer bounds silence, so
+// a provider that goes quiet mid-stream cannot hold a run open forever.
+// Once the event stream is being read only data events count (see
+// heardData): a server that sends nothing but keep-alive comments is
+// stalled, however busy its connection looks. Before that (an error body,
+// a JSON answer) every read counts.
 func (s *Stream) heardFrom() {
-	s.midStream.Store(true)
+	if !s.midStream.Swap(true) || s.sse == nil {
+		s.rearm()
+	}
+}
+
+// heardData rearms the timer when a data event arrives.
+func (s *Stream) heardData() { s.rearm() }
+
+func (s *Stream) rearm() {
 	if s.timer != nil && !s.closed.Load() {
 		s.timer.Reset(s.idle)
 	}
@@ -186,7 +210,7 @@ func (s *Stream) end() {
 
 // fail ends the stream with err.
 func (s *Stream) fail(err *Error) {
-	s.flushThink()
+	s.flushHeld()
 	s.done = true
 	redactError(err, s.key)
 	s.err = err
@@ -210,14 +234,14 @@ func redactable(key string) bool { return len(key) >= 8 }
 
 // finish ends the stream cleanly.
 func (s *Stream) finish() {
-	s.flushThink()
+	s.flushHeld()
 	s.done = true
 	s.end()
 }
 
 func (s *Stream) transportError(err error, midStream bool) *Error {
 	if s.timedOut.Load() && s.midStream.Load() && !s.closed.Load() {
-		return &Error{Kind: ErrTimeout, Message: fmt.Sprintf("the provider went silent for %s in the middle of the answer; what arrived is kept", s.idle)}
+		return &Error{Kind: ErrTimeout, Message: fmt.Sprintf("the provider went silent for %s in the middle of the answer (no data; keep-alive comments do not count); what arrived is kept", s.idle)}
 	}
 	return transportError(err, s.parent, s.closed.Load(), s.timedOut.Load(), s.timeout, midStream)
 }
@@ -249,7 +273,10 @@ func (s *Stream) step() {
 		s.fail(streamError(data))
 		return
 	case len(data) == 0 || e.Event == "ping":
-		return
+		return // a keep-alive: the timer runs on
+	}
+	s.heardData()
+	switch {
 	case string(data) == "[DONE]":
 		s.sawDone = true
 		s.finish()
@@ -329,6 +356,7 @@ func (s *Stream) checkBody() bool {
 		return false
 	case first == '<':
 		b, _ := readCapped(br, maxErrorBody)
+		s.foreign = true
 		title := htmlTitle(b)
 		if title == "" {
 			title = "no title"
@@ -341,6 +369,7 @@ func (s *Stream) checkBody() bool {
 		// reports as truncated.
 	default:
 		b, _ := readCapped(br, maxErrorBody)
+		s.foreign = true
 		s.fail(&Error{Kind: ErrBadResponse, Status: s.resp.StatusCode, Message: "expected an event stream, got " + cmp.Or(ct, "no content type") + ": " + truncate(strings.TrimSpace(string(b)), 200)})
 		return false
 	}
@@ -416,7 +445,23 @@ func (s *Stream) choice(i int) *choiceState {
 	return st
 }
 
+// push queues e, with the key redacted from its text.
 func (s *Stream) push(e Event) {
+	if s.redact && (e.Kind == EventDelta || e.Kind == EventReasoning) {
+		st := s.choice(e.Choice)
+		f := &st.content
+		if e.Kind == EventReasoning {
+			f = &st.reasoning
+		}
+		if e.Text = f.feed(s.key, e.Text); e.Text == "" {
+			return
+		}
+	}
+	s.queue1(e)
+}
+
+// queue1 queues e as it is.
+func (s *Stream) queue1(e Event) {
 	switch e.Kind {
 	case EventDelta, EventReasoning, EventToolCall:
 		if s.ttft == 0 {
@@ -430,10 +475,10 @@ func (s *Stream) push(e Event) {
 // calls, logprobs and finish reason, then usage and timing.
 func (s *Stream) add(c *Chunk, at time.Duration) {
 	if c.Model != "" && s.model == "" {
-		s.model = c.Model
+		s.model = s.redacted(c.Model)
 	}
 	if c.ID != "" && s.id == "" {
-		s.id = c.ID
+		s.id = s.redacted(c.ID)
 	}
 	for i := range c.Choices {
 		ch := &c.Choices[i]
@@ -471,6 +516,7 @@ func (s *Stream) add(c *Chunk, at time.Duration) {
 			s.push(Event{Kind: EventDelta, Choice: ch.Index, Text: ch.Text, At: at})
 		}
 		if lp := convertLogprobs(ch.Logprobs); len(lp) > 0 {
+			s.redactLogprobs(lp)
 			s.push(Event{Kind: EventLogprobs, Choice: ch.Index, Logprobs: lp, At: at})
 		}
 		if ch.FinishReason != "" {
@@ -478,6 +524,7 @@ func (s *Stream) add(c *Chunk, at time.Duration) {
 			if r, c := st.flush(); r != "" || c != "" {
 				s.pushSplit(ch.Index, r, c, at)
 			}
+			s.flushKeys(ch.Index, st, at)
 			s.push(Event{Kind: EventFinish, Choice: ch.Index, FinishReason: ch.FinishReason, At: at})
 		}
 	}
@@ -530,15 +577,61 @@ func (st *choiceState) flush() (reasoning, content string) {
 	return st.think.flush()
 }
 
-// flushThink delivers text held back by think splitters when the stream
-// ends, whatever way it ends.
-func (s *Stream) flushThink() {
+// flushHeld delivers text held back by think splitters and key filters
+// when the stream ends, whatever way it ends.
+func (s *Stream) flushHeld() {
 	at := time.Since(s.started)
 	for i, st := range s.choices {
 		if st != nil {
 			if r, c := st.flush(); r != "" || c != "" {
 				s.pushSplit(i, r, c, at)
 			}
+			s.flushKeys(i, st, at)
+		}
+	}
+}
+
+// flushKeys delivers what the key filters of choice i hold back: its text
+// ended without completing the key.
+func (s *Stream) flushKeys(i int, st *choiceState, at time.Duration) {
+	if !s.redact {
+		return
+	}
+	if t := st.reasoning.flush(); t != "" {
+		s.queue1(Event{Kind: EventReasoning, Choice: i, Text: t, At: at})
+	}
+	if t := st.content.flush(); t != "" {
+		s.queue1(Event{Kind: EventDelta, Choice: i, Text: t, At: at})
+	}
+	for _, a := range st.tools {
+		if t := a.keys.flush(); t != "" {
+			a.args.WriteString(t)
+			call := a.call
+			call.Arguments = a.args.String()
+			s.queue1(Event{Kind: EventToolCall, Choice: i, Text: t, ToolCall: &call, At: at})
+		}
+	}
+}
+
+// redacted is text with the key replaced, for texts that come whole.
+func (s *Stream) redacted(text string) string {
+	if s.redact && strings.Contains(text, s.key) {
+		return strings.ReplaceAll(text, s.key, "***")
+	}
+	return text
+}
+
+// redactLogprobs redacts the key from tokens; one cut across tokens is
+// not looked for (a key is many tokens, and logprobs are not text that is
+// kept as output).
+func (s *Stream) redactLogprobs(lp []TokenLogprob) {
+	if !s.redact {
+		return
+	}
+	for i := range lp {
+		lp[i].Token = s.redacted(lp[i].Token)
+		for j := range lp[i].Top {
+			lp[i].Top[j].Token = s.redacted(lp[i].Top[j].Token)
 		}
 	}
 }
@@ -561,20 +654,24 @@ func (s *Stream) toolCall(st *choiceState, choice, pos int, tc *ChunkToolCall, a
 		st.tools = append(st.tools, a)
 	}
 	if tc.ID != "" {
-		a.call.ID = tc.ID
+		a.call.ID = s.redacted(tc.ID)
 	}
 	if tc.Type != "" {
-		a.call.Type = tc.Type
+		a.call.Type = s.redacted(tc.Type)
 	}
 	// Servers that repeat the name in every fragment must not get it
 	// doubled; none is known to split a name.
 	if tc.Function.Name != "" && a.call.Name == "" {
-		a.call.Name = tc.Function.Name
+		a.call.Name = s.redacted(tc.Function.Name)
 	}
-	a.args.WriteString(tc.Function.Arguments)
+	fragment := tc.Function.Arguments
+	if s.redact {
+		fragment = a.keys.feed(s.key, fragment)
+	}
+	a.args.WriteString(fragment)
 	call := a.call
 	call.Arguments = a.args.String()
-	s.push(Event{Kind: EventToolCall, Choice: choice, Text: tc.Function.Arguments, ToolCall: &call, At: at})
+	s.push(Event{Kind: EventToolCall, Choice: choice, Text: fragment, ToolCall: &call, At: at})
 }
 
 func (st *choiceState) tool(idx int) *toolAcc {
@@ -653,7 +750,9 @@ func convertLogprobs(w *ChunkLogprobs) []TokenLogprob {
 func (s *Stream) Request() RawRequest { return s.req }
 
 // RawResponse returns the raw bytes received, up to MaxRawResponse; past
-// the cap it ends with a note saying the capture stopped.
+// the cap it ends with a note saying the capture stopped. An answer that
+// is not the provider's (an HTML or plain-text page) is kept as a short
+// text excerpt with a note.
 //
 // A provider that echoes the key back gets it replaced with "***".
 func (s *Stream) RawResponse() []byte {
@@ -661,6 +760,12 @@ func (s *Stream) RawResponse() []byte {
 		return nil
 	}
 	raw := s.body.raw()
+	if s.foreign {
+		// A proxy's or CDN's page is not the provider's answer: keep what
+		// says what it was, not its markup.
+		raw = fmt.Appendf(nil, "%s\n[knobs: the answer (%d bytes, %s) was not the provider's; only the start of its text is kept]\n",
+			excerpt(raw, maxExcerpt), s.body.total, cmp.Or(s.resp.Header.Get("Content-Type"), "no content type"))
+	}
 	if redactable(s.key) && bytes.Contains(raw, []byte(s.key)) {
 		return bytes.ReplaceAll(raw, []byte(s.key), []byte("***"))
 	}

@@ -79,9 +79,14 @@ type ProviderConfig struct {
 	// FirstByteTimeout bounds the wait for the first byte of the answer;
 	// zero means 60 seconds.
 	FirstByteTimeout time.Duration
-	// IdleTimeout bounds the silence once the answer has started; zero
-	// means DefaultIdleTimeout.
+	// IdleTimeout bounds the time without a data event once the answer
+	// has started (keep-alive comments do not count); zero means
+	// DefaultIdleTimeout.
 	IdleTimeout time.Duration
+	// AllowLinkLocal lets the client connect to link-local and cloud
+	// metadata addresses, which are refused by default (egress.go). It
+	// applies only to the client's own transport, not to HTTPClient.
+	AllowLinkLocal bool
 }
 
 // Model describes one model of a provider, as far as it is known.

@@ -61,6 +61,7 @@ type serverSetup struct {
 	// runStore, when set, wraps what the runner writes runs to, so that a
 	// test can make those writes fail.
 	runStore func(*db.Store) runner.Store
+	accept   func(net.Conn) // called on each accepted connection, if set
 }
 
 // serverOption changes how newServer builds the app.
@@ -85,6 +86,26 @@ func withSim(cfg llm.ProviderConfig) serverOption {
 // withRunStore has the runner write runs through wrap(store).
 func withRunStore(wrap func(*db.Store) runner.Store) serverOption {
 	return func(s *serverSetup) { s.runStore = wrap }
+}
+
+// withAccepted calls f on every connection the server accepts, before it
+// serves it: tests shrink socket buffers with it.
+func withAccepted(f func(net.Conn)) serverOption {
+	return func(s *serverSetup) { s.accept = f }
+}
+
+// hookedListener calls accept on each connection it accepts.
+type hookedListener struct {
+	net.Listener
+	accept func(net.Conn)
+}
+
+func (l hookedListener) Accept() (net.Conn, error) {
+	c, err := l.Listener.Accept()
+	if err == nil {
+		l.accept(c)
+	}
+	return c, err
 }
 
 // newServer starts Knobs on 127.0.0.1:0 with a fresh database in
@@ -144,6 +165,9 @@ func newServer(t testing.TB, opts ...serverOption) *server {
 	if err != nil {
 		store.Close()
 		t.Fatalf("listen: %v", err)
+	}
+	if setup.accept != nil {
+		ln = hookedListener{ln, setup.accept}
 	}
 	served := make(chan error, 1)
 	go func() { served <- app.Listener(ln) }()

@@ -44,7 +44,7 @@ func TestWriteResumesWithoutRepeats(t *testing.T) {
 	}{{0, "id: 1", 6}, {4, "id: 5", 2}, {6, "", 0}, {99, "", 0}} {
 		var buf bytes.Buffer
 		w := bufio.NewWriter(&buf)
-		write(w, rec, tt.after, time.Hour)
+		write(w, rec, tt.after, time.Hour, nil, nil)
 		out := strings.TrimPrefix(buf.String(), "retry: 1000\n\n")
 		if got := strings.Count(out, "event: delta"); got != tt.n {
 			t.Errorf("after %d: %d frames written, want %d", tt.after, got, tt.n)
@@ -106,7 +106,7 @@ func TestWritePingsWhileSilentAndEndsWhenFinished(t *testing.T) {
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		write(bufio.NewWriter(out), src, 0, 10*time.Millisecond)
+		write(bufio.NewWriter(out), src, 0, 10*time.Millisecond, nil, nil)
 	}()
 	for !strings.Contains(out.String(), ": ping\n\n") {
 		time.Sleep(5 * time.Millisecond)
@@ -128,7 +128,7 @@ func TestWriteStopsWhenTheClientLeaves(t *testing.T) {
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		write(bufio.NewWriterSize(failing{}, 16), src, 0, 10*time.Millisecond)
+		write(bufio.NewWriterSize(failing{}, 16), src, 0, 10*time.Millisecond, nil, nil)
 	}()
 	select {
 	case <-done:
