@@ -392,13 +392,26 @@ func (s *Store) loadRuns(ctx context.Context, q string, args ...any) ([]Run, err
 const purgeBatch = 500
 
 // PurgeRuns deletes every user's runs created before before, except runs
-// still running, and returns how many went.
+// still running, and returns how many went. It deletes purgeBatch runs
+// per transaction, so that runs ending meanwhile still save at full rate
+// while a long history is purged.
 func (s *Store) PurgeRuns(ctx context.Context, before time.Time) (int64, error) {
+	return s.PurgeRunsInBatches(ctx, before, purgeBatch, nil)
+}
+
+// PurgeRunsInBatches is PurgeRuns with batch runs per transaction;
+// afterBatch, when not nil, is called after each transaction that
+// deleted something, with the writer free for others.
+func (s *Store) PurgeRunsInBatches(ctx context.Context, before time.Time, batch int, afterBatch func(deleted int64)) (int64, error) {
+	batch = max(batch, 1)
 	var total int64
 	for {
+		// One statement is one transaction: between two of them the
+		// writer's connection goes back to its pool, and database/sql
+		// hands it to a waiting writer first.
 		res, err := s.w.ExecContext(ctx, `
 DELETE FROM runs WHERE id IN (SELECT id FROM runs WHERE created_at < ? AND status != ? LIMIT ?)`,
-			before.UnixMilli(), RunRunning, purgeBatch)
+			before.UnixMilli(), RunRunning, batch)
 		if err != nil {
 			return total, fmt.Errorf("db: unable to purge runs: %w", err)
 		}
@@ -407,7 +420,10 @@ DELETE FROM runs WHERE id IN (SELECT id FROM runs WHERE created_at < ? AND statu
 			return total, fmt.Errorf("db: unable to purge runs: %w", err)
 		}
 		total += n
-		if n < purgeBatch {
+		if n > 0 && afterBatch != nil {
+			afterBatch(n)
+		}
+		if n < int64(batch) {
 			return total, nil
 		}
 	}
