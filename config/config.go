@@ -23,6 +23,14 @@ type Config struct {
 	CerebrasBaseURL string
 	XAIKey          string
 	XAIBaseURL      string
+	// ExportsPerUser bounds the history exports one user downloads at once.
+	ExportsPerUser int
+	// ReplayStreamsPerAddress bounds the replays of one comparison that one
+	// client address streams at once.
+	ReplayStreamsPerAddress int
+	// ReplayStreamsPerLink bounds the replays of one comparison streaming
+	// at once, from every address.
+	ReplayStreamsPerLink int
 }
 
 // variable documents one environment variable for `knobs -h` and README.
@@ -79,6 +87,25 @@ var variables = []variable{
 		c.XAIBaseURL = u
 		return err
 	}},
+	{"KNOBS_EXPORTS_PER_USER", "2", "history exports one user may download at once", func(c *Config, v string) error {
+		return positive(v, &c.ExportsPerUser)
+	}},
+	{"KNOBS_REPLAY_STREAMS_PER_ADDRESS", "4", "replays of one comparison one client address may stream at once", func(c *Config, v string) error {
+		return positive(v, &c.ReplayStreamsPerAddress)
+	}},
+	{"KNOBS_REPLAY_STREAMS_PER_LINK", "50", "replays of one comparison streaming at once, from anyone", func(c *Config, v string) error {
+		return positive(v, &c.ReplayStreamsPerLink)
+	}},
+}
+
+// positive reads a whole number of at least 1 into n.
+func positive(v string, n *int) error {
+	i, err := strconv.Atoi(strings.TrimSpace(v))
+	if err != nil || i < 1 {
+		return fmt.Errorf("want a whole number of at least 1, not %q", v)
+	}
+	*n = i
+	return nil
 }
 
 // Load reads every variable through getenv; the first wrong value stops it

@@ -22,6 +22,10 @@ func TestDefaults(t *testing.T) {
 		DBPath:          "./knobs.db",
 		CerebrasBaseURL: "https://api.cerebras.ai",
 		XAIBaseURL:      "https://api.x.ai",
+
+		ExportsPerUser:          2,
+		ReplayStreamsPerAddress: 4,
+		ReplayStreamsPerLink:    50,
 	}
 	if c != want {
 		t.Errorf("defaults:\n got %+v\nwant %+v", c, want)
@@ -38,6 +42,10 @@ func TestLoadValues(t *testing.T) {
 		"CEREBRAS_BASE_URL":    "http://localhost:9999/v1/",
 		"XAI_API_KEY":          "xai-abc",
 		"XAI_BASE_URL":         "https://proxy.example/xai/",
+
+		"KNOBS_EXPORTS_PER_USER":           "3",
+		"KNOBS_REPLAY_STREAMS_PER_ADDRESS": "5",
+		"KNOBS_REPLAY_STREAMS_PER_LINK":    "7",
 	}))
 	if err != nil {
 		t.Fatal(err)
@@ -51,6 +59,10 @@ func TestLoadValues(t *testing.T) {
 		CerebrasBaseURL: "http://localhost:9999",
 		XAIKey:          "xai-abc",
 		XAIBaseURL:      "https://proxy.example/xai",
+
+		ExportsPerUser:          3,
+		ReplayStreamsPerAddress: 5,
+		ReplayStreamsPerLink:    7,
 	}
 	if c != want {
 		t.Errorf("loaded:\n got %+v\nwant %+v", c, want)
@@ -68,6 +80,9 @@ func TestWrongValueNamesItsVariable(t *testing.T) {
 		{"CEREBRAS_BASE_URL", "ftp://api.cerebras.ai"},
 		{"XAI_BASE_URL", "https://"},
 		{"XAI_BASE_URL", "https://user:pw@api.x.ai"},
+		{"KNOBS_EXPORTS_PER_USER", "0"},
+		{"KNOBS_REPLAY_STREAMS_PER_ADDRESS", "many"},
+		{"KNOBS_REPLAY_STREAMS_PER_LINK", "-1"},
 	} {
 		t.Run(tt.name+"="+tt.value, func(t *testing.T) {
 			_, err := config.Load(env(map[string]string{tt.name: tt.value}))

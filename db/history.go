@@ -316,13 +316,20 @@ func (s *Store) RemoveRun(ctx context.Context, user, id int64) error {
 	return affectedOne(res)
 }
 
-// exportBatch is how many runs ExportRuns holds in memory at once.
-const exportBatch = 50
+// exportBatch is how many runs ExportRuns reads per query, and
+// exportBytes about how many bytes of them it holds at once: a page ends
+// at whichever comes first, and always has at least one run.
+const (
+	exportBatch = 50
+	exportBytes = 2 << 20
+)
 
-// ExportRuns calls fn with each of user's runs, events included, oldest
-// first: those in ids (others' ids are skipped), or all when ids is nil.
-// Runs are read a batch at a time, and no read transaction stays open
-// while fn runs, so a slow reader neither holds memory nor the WAL.
+// ExportRuns calls fn with each of user's runs, oldest first: those in
+// ids (others' ids are skipped), or all when ids is nil. A run's stored
+// events and raw response are not read: an export has no place for them.
+// Runs are read a page at a time (keyset on id), and no read transaction
+// stays open while fn runs, so a slow reader holds neither memory nor the
+// WAL.
 func (s *Store) ExportRuns(ctx context.Context, user int64, ids []int64, fn func(Run) error) error {
 	if ids != nil {
 		ids = slices.Clone(ids)
@@ -331,11 +338,12 @@ func (s *Store) ExportRuns(ctx context.Context, user int64, ids []int64, fn func
 	}
 	var after int64
 	for {
-		q := `SELECT ` + runColumns + `, events FROM runs WHERE user_id = ? AND id > ?`
+		q := `SELECT ` + runColumns + ` FROM runs WHERE user_id = ? AND id > ?`
 		args := []any{user, after}
+		var chunk []int64
 		if ids != nil {
 			i, _ := slices.BinarySearch(ids, after+1)
-			chunk := ids[i:min(i+exportBatch, len(ids))]
+			chunk = ids[i:min(i+exportBatch, len(ids))]
 			if len(chunk) == 0 {
 				return nil
 			}
@@ -343,28 +351,60 @@ func (s *Store) ExportRuns(ctx context.Context, user int64, ids []int64, fn func
 			for _, id := range chunk {
 				args = append(args, id)
 			}
-			// The next chunk starts after this one even when none of it
-			// was the user's.
-			after = chunk[len(chunk)-1]
 		}
 		q += ` ORDER BY id LIMIT ?`
 		args = append(args, exportBatch)
-		batch, err := s.loadRuns(ctx, q, args...)
+		page, full, err := s.exportPage(ctx, q, args...)
 		if err != nil {
 			return fmt.Errorf("db: unable to export runs: %w", err)
 		}
-		for _, r := range batch {
-			if err := fn(r); err != nil {
+		var last int64
+		for i := range page {
+			last = page[i].ID
+			if err := fn(page[i]); err != nil {
 				return err
 			}
+			page[i] = Run{} // let it go before the next is encoded
 		}
-		if ids == nil {
-			if len(batch) < exportBatch {
-				return nil
-			}
-			after = batch[len(batch)-1].ID
+		switch {
+		case len(page) > 0 && (full || ids == nil):
+			// Cut short by size, or more may follow: go on after the
+			// last run read.
+			after = last
+		case ids != nil:
+			// The chunk was read whole; the next starts after it even
+			// when none of it was the user's.
+			after = chunk[len(chunk)-1]
+		default:
+			return nil
+		}
+		if ids == nil && !full && len(page) < exportBatch {
+			return nil
 		}
 	}
+}
+
+// exportPage reads runs for an export until exportBytes are held; full
+// reports that it stopped there, before the query's end.
+func (s *Store) exportPage(ctx context.Context, q string, args ...any) (page []Run, full bool, err error) {
+	rows, err := s.r.QueryContext(ctx, q, args...)
+	if err != nil {
+		return nil, false, err
+	}
+	defer rows.Close()
+	held := 0
+	for rows.Next() {
+		r, err := scanRun(rows)
+		if err != nil {
+			return nil, false, err
+		}
+		page = append(page, r)
+		held += len(r.Spec) + len(r.RawRequest) + len(r.Result) + len(r.Variables) + len(r.Note)
+		if held >= exportBytes {
+			return page, true, nil
+		}
+	}
+	return page, false, rows.Err()
 }
 
 // loadRuns reads whole runs, events included.
