@@ -38,8 +38,8 @@ type Handler struct {
 	md         *markdown.Renderer
 	clients    clients
 	simConfig  llm.ProviderConfig
-	exports    *slots  // history exports downloading, per user
-	replays    *slots  // replay streams, per comparison and per address
+	exports    *slots // history exports downloading, per user
+	replays    *slots // replay streams, per comparison and per address
 	replayData *replayCache
 }
 
