@@ -25,8 +25,8 @@ type Config struct {
 	XAIBaseURL      string
 	// ExportsPerUser bounds the history exports one user downloads at once.
 	ExportsPerUser int
-	// ReplayStreamsPerAddress bounds the replays of one comparison that one
-	// client address streams at once.
+	// ReplayStreamsPerAddress bounds the replay streams one client address
+	// has open at once, over all comparisons.
 	ReplayStreamsPerAddress int
 	// ReplayStreamsPerLink bounds the replays of one comparison streaming
 	// at once, from every address.
@@ -90,7 +90,7 @@ var variables = []variable{
 	{"KNOBS_EXPORTS_PER_USER", "2", "history exports one user may download at once", func(c *Config, v string) error {
 		return positive(v, &c.ExportsPerUser)
 	}},
-	{"KNOBS_REPLAY_STREAMS_PER_ADDRESS", "4", "replays of one comparison one client address may stream at once", func(c *Config, v string) error {
+	{"KNOBS_REPLAY_STREAMS_PER_ADDRESS", "4", "replay streams one client address may have open at once, over all comparisons", func(c *Config, v string) error {
 		return positive(v, &c.ReplayStreamsPerAddress)
 	}},
 	{"KNOBS_REPLAY_STREAMS_PER_LINK", "50", "replays of one comparison streaming at once, from anyone", func(c *Config, v string) error {
