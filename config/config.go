@@ -38,6 +38,14 @@ type Config struct {
 	// StreamWriteTimeout is how long a write to an event stream may wait
 	// for a client that stopped reading before the client is dropped.
 	StreamWriteTimeout time.Duration
+	// ExportsPerUser bounds the history exports one user downloads at once.
+	ExportsPerUser int
+	// ReplayStreamsPerAddress bounds the replay streams one client address
+	// has open at once, over all comparisons.
+	ReplayStreamsPerAddress int
+	// ReplayStreamsPerLink bounds the replays of one comparison streaming
+	// at once, from every address.
+	ReplayStreamsPerLink int
 }
 
 // variable documents one environment variable for `knobs -h` and README.
@@ -132,6 +140,21 @@ var variables = []variable{
 		}
 		c.StreamWriteTimeout = d
 		return nil
+	}},
+	{"KNOBS_EXPORTS_PER_USER", "2", "history exports one user may download at once", func(c *Config, v string) error {
+		n, err := positive(v, "a number of exports, such as 2")
+		c.ExportsPerUser = n
+		return err
+	}},
+	{"KNOBS_REPLAY_STREAMS_PER_ADDRESS", "4", "replay streams one client address may have open at once, over all comparisons", func(c *Config, v string) error {
+		n, err := positive(v, "a number of streams, such as 4")
+		c.ReplayStreamsPerAddress = n
+		return err
+	}},
+	{"KNOBS_REPLAY_STREAMS_PER_LINK", "50", "replays of one comparison streaming at once, from anyone", func(c *Config, v string) error {
+		n, err := positive(v, "a number of streams, such as 50")
+		c.ReplayStreamsPerLink = n
+		return err
 	}},
 }
 

@@ -19,15 +19,18 @@ func TestDefaults(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := config.Config{
-		Addr:               "127.0.0.1:8080",
-		DBPath:             "./knobs.db",
-		CerebrasBaseURL:    "https://api.cerebras.ai",
-		XAIBaseURL:         "https://api.x.ai",
-		MaxOutputBytes:     8 << 20,
-		MaxRunsPerUser:     8,
-		MaxRuns:            200,
-		MaxRunDuration:     30 * time.Minute,
-		StreamWriteTimeout: 30 * time.Second,
+		Addr:                    "127.0.0.1:8080",
+		DBPath:                  "./knobs.db",
+		CerebrasBaseURL:         "https://api.cerebras.ai",
+		XAIBaseURL:              "https://api.x.ai",
+		MaxOutputBytes:          8 << 20,
+		MaxRunsPerUser:          8,
+		MaxRuns:                 200,
+		MaxRunDuration:          30 * time.Minute,
+		StreamWriteTimeout:      30 * time.Second,
+		ExportsPerUser:          2,
+		ReplayStreamsPerAddress: 4,
+		ReplayStreamsPerLink:    50,
 	}
 	if c != want {
 		t.Errorf("defaults:\n got %+v\nwant %+v", c, want)
@@ -50,6 +53,9 @@ func TestLoadValues(t *testing.T) {
 		"KNOBS_MAX_RUN_DURATION":           "1h30m",
 		"KNOBS_ALLOW_LINK_LOCAL_UPSTREAMS": "true",
 		"KNOBS_STREAM_WRITE_TIMEOUT":       "2s",
+		"KNOBS_EXPORTS_PER_USER":           "3",
+		"KNOBS_REPLAY_STREAMS_PER_ADDRESS": "5",
+		"KNOBS_REPLAY_STREAMS_PER_LINK":    "7",
 	}))
 	if err != nil {
 		t.Fatal(err)
@@ -69,6 +75,9 @@ func TestLoadValues(t *testing.T) {
 		MaxRunDuration:          90 * time.Minute,
 		AllowLinkLocalUpstreams: true,
 		StreamWriteTimeout:      2 * time.Second,
+		ExportsPerUser:          3,
+		ReplayStreamsPerAddress: 5,
+		ReplayStreamsPerLink:    7,
 	}
 	if c != want {
 		t.Errorf("loaded:\n got %+v\nwant %+v", c, want)
@@ -95,6 +104,9 @@ func TestWrongValueNamesItsVariable(t *testing.T) {
 		{"KNOBS_ALLOW_LINK_LOCAL_UPSTREAMS", "sometimes"},
 		{"KNOBS_STREAM_WRITE_TIMEOUT", "30"},
 		{"KNOBS_STREAM_WRITE_TIMEOUT", "1ms"},
+		{"KNOBS_EXPORTS_PER_USER", "0"},
+		{"KNOBS_REPLAY_STREAMS_PER_ADDRESS", "many"},
+		{"KNOBS_REPLAY_STREAMS_PER_LINK", "-1"},
 	} {
 		t.Run(tt.name+"="+tt.value, func(t *testing.T) {
 			_, err := config.Load(env(map[string]string{tt.name: tt.value}))

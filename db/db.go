@@ -117,3 +117,18 @@ func (s *Store) tx(ctx context.Context, fn func(*sql.Tx) error) error {
 	}
 	return tx.Commit()
 }
+
+// LimitGrowth caps the database at its current size plus pages pages:
+// past it every write fails with SQLITE_FULL, as on a full disk, while
+// reads go on. Tests use it to fill the disk honestly.
+func (s *Store) LimitGrowth(ctx context.Context, pages int64) error {
+	var n int64
+	if err := s.w.QueryRowContext(ctx, "PRAGMA page_count").Scan(&n); err != nil {
+		return fmt.Errorf("db: unable to read the page count: %w", err)
+	}
+	// The writer has one connection, so the pragma holds for every write.
+	if _, err := s.w.ExecContext(ctx, fmt.Sprintf("PRAGMA max_page_count = %d", n+pages)); err != nil {
+		return fmt.Errorf("db: unable to cap the page count: %w", err)
+	}
+	return nil
+}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"net/url"
+	"time"
 )
 
 // MigrateTo leaves the file at path at schema version v, as an older
@@ -20,3 +21,24 @@ func MigrateTo(ctx context.Context, path string, v int) error {
 
 // FTSQuery exposes the search sanitiser to tests.
 var FTSQuery = ftsQuery
+
+// AddFinishedRuns stores n finished runs of user created at created, in
+// one transaction, so that tests can build a long history quickly.
+func (s *Store) AddFinishedRuns(ctx context.Context, user int64, n int, created time.Time) error {
+	return s.tx(ctx, func(tx *sql.Tx) error {
+		for range n {
+			var id int64
+			err := tx.QueryRowContext(ctx, `
+INSERT INTO runs (user_id, provider, endpoint, model, spec, status, created_at, prompt_line, variables, result, events)
+VALUES (?, 'sim', 'chat', 'sim-fast', '{}', 'done', ?, 'an old question', '', '{"choices":[{"content":"an old answer"}]}', 'event: done')
+RETURNING id`, user, created.UnixMilli()).Scan(&id)
+			if err != nil {
+				return err
+			}
+			if _, err := tx.ExecContext(ctx, `INSERT INTO runs_fts (rowid, prompt_line, prompt, output_line, output) VALUES (?, 'an old question', 'an old question', 'an old answer', 'an old answer')`, id); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}

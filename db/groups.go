@@ -97,7 +97,17 @@ func (s *Store) group(ctx context.Context, id, owner int64) (Group, error) {
 // their events and event times, for replay. Another user's group has no
 // runs.
 func (s *Store) GroupRuns(ctx context.Context, viewer, id int64) ([]Run, error) {
-	rows, err := s.r.QueryContext(ctx, `SELECT `+runColumns+`, events, event_times FROM runs WHERE group_id = ? AND user_id = ? ORDER BY pane, id`, id, viewer)
+	return s.groupRuns(ctx, viewer, id, true)
+}
+
+// groupRuns loads the runs of group id of viewer in pane order; their
+// events and event times only when events is true.
+func (s *Store) groupRuns(ctx context.Context, viewer, id int64, events bool) ([]Run, error) {
+	cols := runColumns
+	if events {
+		cols += `, events, event_times`
+	}
+	rows, err := s.r.QueryContext(ctx, `SELECT `+cols+` FROM runs WHERE group_id = ? AND user_id = ? ORDER BY pane, id`, id, viewer)
 	if err != nil {
 		return nil, fmt.Errorf("db: unable to load the runs of group %d: %w", id, err)
 	}
@@ -105,7 +115,11 @@ func (s *Store) GroupRuns(ctx context.Context, viewer, id int64) ([]Run, error) 
 	var out []Run
 	for rows.Next() {
 		var ev, times []byte
-		r, err := scanRun(rows, &ev, &times)
+		var more []any
+		if events {
+			more = []any{&ev, &times}
+		}
+		r, err := scanRun(rows, more...)
 		if err != nil {
 			return nil, fmt.Errorf("db: unable to load the runs of group %d: %w", id, err)
 		}
@@ -118,10 +132,45 @@ func (s *Store) GroupRuns(ctx context.Context, viewer, id int64) ([]Run, error) 
 	return out, nil
 }
 
+// RunStamp tells one state of a run from another: a finished run does not
+// change, so its id, status and end name what it stored.
+type RunStamp struct {
+	ID         int64
+	Status     string
+	FinishedAt time.Time // zero while running
+}
+
+// GroupStamps returns the stamp of each run of group id of owner, in pane
+// order, without reading what they stored.
+func (s *Store) GroupStamps(ctx context.Context, owner, id int64) ([]RunStamp, error) {
+	rows, err := s.r.QueryContext(ctx, `SELECT id, status, ifnull(finished_at, 0) FROM runs WHERE group_id = ? AND user_id = ? ORDER BY pane, id`, id, owner)
+	if err != nil {
+		return nil, fmt.Errorf("db: unable to load the runs of group %d: %w", id, err)
+	}
+	defer rows.Close()
+	var out []RunStamp
+	for rows.Next() {
+		var st RunStamp
+		var finished int64
+		if err := rows.Scan(&st.ID, &st.Status, &finished); err != nil {
+			return nil, fmt.Errorf("db: unable to load the runs of group %d: %w", id, err)
+		}
+		if finished != 0 {
+			st.FinishedAt = time.UnixMilli(finished)
+		}
+		out = append(out, st)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("db: unable to load the runs of group %d: %w", id, err)
+	}
+	return out, nil
+}
+
 // SharedGroup loads the comparison an active group share link points
-// to, with its runs in pane order (events and event times included) and
-// the share (whose Audience the caller enforces). ErrNotFound for an
-// unknown or revoked token, or a group gone since.
+// to, with its runs in pane order (without their events: GroupRuns of
+// the group's owner has them) and the share (whose Audience the caller
+// enforces). ErrNotFound for an unknown or revoked token, or a group
+// gone since.
 func (s *Store) SharedGroup(ctx context.Context, token string) (Group, []Run, Share, error) {
 	sh, err := scanShare(s.r.QueryRowContext(ctx,
 		`SELECT `+shareColumns+` FROM shares WHERE token = ? AND kind = ? AND revoked_at IS NULL`, token, ShareGroup))
@@ -135,7 +184,7 @@ func (s *Store) SharedGroup(ctx context.Context, token string) (Group, []Run, Sh
 	if err != nil {
 		return Group{}, nil, Share{}, err
 	}
-	runs, err := s.GroupRuns(ctx, sh.OwnerID, sh.TargetID)
+	runs, err := s.groupRuns(ctx, sh.OwnerID, sh.TargetID, false)
 	if err != nil {
 		return Group{}, nil, Share{}, err
 	}

@@ -317,13 +317,20 @@ func (s *Store) RemoveRun(ctx context.Context, user, id int64) error {
 	return affectedOne(res)
 }
 
-// exportBatch is how many runs ExportRuns holds in memory at once.
-const exportBatch = 50
+// exportBatch is how many runs ExportRuns reads per query, and
+// exportBytes about how many bytes of them it holds at once: a page ends
+// at whichever comes first, and always has at least one run.
+const (
+	exportBatch = 50
+	exportBytes = 2 << 20
+)
 
-// ExportRuns calls fn with each of user's runs, events included, oldest
-// first: those in ids (others' ids are skipped), or all when ids is nil.
-// Runs are read a batch at a time, and no read transaction stays open
-// while fn runs, so a slow reader neither holds memory nor the WAL.
+// ExportRuns calls fn with each of user's runs, oldest first: those in
+// ids (others' ids are skipped), or all when ids is nil. A run's stored
+// events and raw response are not read: an export has no place for them.
+// Runs are read a page at a time (keyset on id), and no read transaction
+// stays open while fn runs, so a slow reader holds neither memory nor the
+// WAL.
 func (s *Store) ExportRuns(ctx context.Context, user int64, ids []int64, fn func(Run) error) error {
 	if ids != nil {
 		ids = slices.Clone(ids)
@@ -332,11 +339,12 @@ func (s *Store) ExportRuns(ctx context.Context, user int64, ids []int64, fn func
 	}
 	var after int64
 	for {
-		q := `SELECT ` + runColumns + `, events FROM runs WHERE user_id = ? AND id > ?`
+		q := `SELECT ` + runColumns + ` FROM runs WHERE user_id = ? AND id > ?`
 		args := []any{user, after}
+		var chunk []int64
 		if ids != nil {
 			i, _ := slices.BinarySearch(ids, after+1)
-			chunk := ids[i:min(i+exportBatch, len(ids))]
+			chunk = ids[i:min(i+exportBatch, len(ids))]
 			if len(chunk) == 0 {
 				return nil
 			}
@@ -344,28 +352,60 @@ func (s *Store) ExportRuns(ctx context.Context, user int64, ids []int64, fn func
 			for _, id := range chunk {
 				args = append(args, id)
 			}
-			// The next chunk starts after this one even when none of it
-			// was the user's.
-			after = chunk[len(chunk)-1]
 		}
 		q += ` ORDER BY id LIMIT ?`
 		args = append(args, exportBatch)
-		batch, err := s.loadRuns(ctx, q, args...)
+		page, full, err := s.exportPage(ctx, q, args...)
 		if err != nil {
 			return fmt.Errorf("db: unable to export runs: %w", err)
 		}
-		for _, r := range batch {
-			if err := fn(r); err != nil {
+		var last int64
+		for i := range page {
+			last = page[i].ID
+			if err := fn(page[i]); err != nil {
 				return err
 			}
+			page[i] = Run{} // let it go before the next is encoded
 		}
-		if ids == nil {
-			if len(batch) < exportBatch {
-				return nil
-			}
-			after = batch[len(batch)-1].ID
+		switch {
+		case len(page) > 0 && (full || ids == nil):
+			// Cut short by size, or more may follow: go on after the
+			// last run read.
+			after = last
+		case ids != nil:
+			// The chunk was read whole; the next starts after it even
+			// when none of it was the user's.
+			after = chunk[len(chunk)-1]
+		default:
+			return nil
+		}
+		if ids == nil && !full && len(page) < exportBatch {
+			return nil
 		}
 	}
+}
+
+// exportPage reads runs for an export until exportBytes are held; full
+// reports that it stopped there, before the query's end.
+func (s *Store) exportPage(ctx context.Context, q string, args ...any) (page []Run, full bool, err error) {
+	rows, err := s.r.QueryContext(ctx, q, args...)
+	if err != nil {
+		return nil, false, err
+	}
+	defer rows.Close()
+	held := 0
+	for rows.Next() {
+		r, err := scanRun(rows)
+		if err != nil {
+			return nil, false, err
+		}
+		page = append(page, r)
+		held += len(r.Spec) + len(r.RawRequest) + len(r.Result) + len(r.Variables) + len(r.Note)
+		if held >= exportBytes {
+			return page, true, nil
+		}
+	}
+	return page, false, rows.Err()
 }
 
 // loadRuns reads whole runs, events included.
@@ -393,13 +433,26 @@ func (s *Store) loadRuns(ctx context.Context, q string, args ...any) ([]Run, err
 const purgeBatch = 500
 
 // PurgeRuns deletes every user's runs created before before, except runs
-// still running, and returns how many went.
+// still running, and returns how many went. It deletes purgeBatch runs
+// per transaction, so that runs ending meanwhile still save at full rate
+// while a long history is purged.
 func (s *Store) PurgeRuns(ctx context.Context, before time.Time) (int64, error) {
+	return s.PurgeRunsInBatches(ctx, before, purgeBatch, nil)
+}
+
+// PurgeRunsInBatches is PurgeRuns with batch runs per transaction;
+// afterBatch, when not nil, is called after each transaction that
+// deleted something, with the writer free for others.
+func (s *Store) PurgeRunsInBatches(ctx context.Context, before time.Time, batch int, afterBatch func(deleted int64)) (int64, error) {
+	batch = max(batch, 1)
 	var total int64
 	for {
+		// One statement is one transaction: between two of them the
+		// writer's connection goes back to its pool, and database/sql
+		// hands it to a waiting writer first.
 		res, err := s.w.ExecContext(ctx, `
 DELETE FROM runs WHERE id IN (SELECT id FROM runs WHERE created_at < ? AND status != ? LIMIT ?)`,
-			before.UnixMilli(), RunRunning, purgeBatch)
+			before.UnixMilli(), RunRunning, batch)
 		if err != nil {
 			return total, fmt.Errorf("db: unable to purge runs: %w", err)
 		}
@@ -408,7 +461,10 @@ DELETE FROM runs WHERE id IN (SELECT id FROM runs WHERE created_at < ? AND statu
 			return total, fmt.Errorf("db: unable to purge runs: %w", err)
 		}
 		total += n
-		if n < purgeBatch {
+		if n > 0 && afterBatch != nil {
+			afterBatch(n)
+		}
+		if n < int64(batch) {
 			return total, nil
 		}
 	}

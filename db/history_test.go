@@ -613,13 +613,11 @@ func TestExportRuns(t *testing.T) {
 		got = append(got, e.ID)
 		stored, err := s.Run(ctx, u, e.ID)
 		must(t, err)
-		events, err := s.RunEvents(ctx, u, e.ID)
-		must(t, err)
 		var spec, result map[string]any
 		must(t, json.Unmarshal(e.Spec, &spec))
 		must(t, json.Unmarshal(e.Result, &result))
 		if string(e.Spec) != stored.Spec || string(e.Result) != stored.Result || string(e.Request) != stored.RawRequest ||
-			e.Events != string(events) || !strings.HasPrefix(e.Events, "id: ") || e.Note != stored.Note ||
+			e.Events != "" || e.Note != stored.Note ||
 			!e.CreatedAt.Equal(stored.CreatedAt) || e.Status != stored.Status || e.Model != stored.Model {
 			t.Errorf("run %d does not round-trip: %+v", e.ID, e)
 		}
@@ -635,8 +633,9 @@ func TestExportRuns(t *testing.T) {
 	// Selected runs, in any order and with duplicates, come oldest first.
 	var sel []int64
 	must(t, s.ExportRuns(ctx, u, []int64{want[100], want[2], want[2], want[60]}, func(r db.Run) error {
-		if len(r.Events) == 0 {
-			t.Errorf("run %d exported without events", r.ID)
+		// An export has no place for stored events: they are not read.
+		if len(r.Events) != 0 {
+			t.Errorf("run %d was read with its events", r.ID)
 		}
 		sel = append(sel, r.ID)
 		return nil

@@ -345,6 +345,36 @@ WHERE `+visibleTo+` ORDER BY p.last_used_at DESC NULLS LAST, p.updated_at DESC, 
 	return out, nil
 }
 
+// PresetName is a preset as a list to choose from shows it.
+type PresetName struct {
+	ID   int64
+	Name string
+}
+
+// PresetNames lists the names of viewer's presets and the team's, in the
+// order of Presets, without reading their setups: a page that offers
+// them fetches the one chosen.
+func (s *Store) PresetNames(ctx context.Context, viewer int64) ([]PresetName, error) {
+	rows, err := s.r.QueryContext(ctx, `SELECT p.id, p.name FROM presets p
+WHERE `+visibleTo+` ORDER BY p.last_used_at DESC NULLS LAST, p.updated_at DESC, p.id DESC`, viewer)
+	if err != nil {
+		return nil, fmt.Errorf("db: unable to list presets: %w", err)
+	}
+	defer rows.Close()
+	var out []PresetName
+	for rows.Next() {
+		var p PresetName
+		if err := rows.Scan(&p.ID, &p.Name); err != nil {
+			return nil, fmt.Errorf("db: unable to list presets: %w", err)
+		}
+		out = append(out, p)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("db: unable to list presets: %w", err)
+	}
+	return out, nil
+}
+
 // presetMatches filters in Go rather than SQL: a team's presets are few,
 // and SQLite's lower() and LIKE fold ASCII only.
 func presetMatches(p Preset, words []string) bool {

@@ -32,7 +32,7 @@ type Run struct {
 	RawRequest string
 	Result     string
 	// Events is the SSE text the run sent, for replay; loaded only by
-	// RunEvents, ExportRuns and SharedRun.
+	// RunEvents, GroupRuns, SharedGroup and SharedRun.
 	Events   []byte
 	Starred  bool
 	Note     string

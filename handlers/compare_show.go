@@ -95,7 +95,8 @@ func (h *Handler) compareView(c *fiber.Ctx, title, mode string, start compareSta
 	if err != nil {
 		return views.CompareView{}, err
 	}
-	presets, err := h.store.Presets(ctx(c), u.ID, "")
+	// Names only: a preset's setup is fetched when it is loaded.
+	presets, err := h.store.PresetNames(ctx(c), u.ID)
 	if err != nil {
 		return views.CompareView{}, err
 	}
@@ -108,7 +109,7 @@ func (h *Handler) compareView(c *fiber.Ctx, title, mode string, start compareSta
 		v.Providers = append(v.Providers, views.ProviderOption{ID: p.ID, Name: p.Name})
 	}
 	for _, p := range presets {
-		v.Presets = append(v.Presets, views.PresetOption{ID: p.ID, Name: p.Name, Spec: p.Spec})
+		v.Presets = append(v.Presets, views.PresetOption{ID: p.ID, Name: p.Name})
 	}
 	return v, nil
 }

@@ -1,11 +1,12 @@
 package handlers
 
 import (
-	"cmp"
+	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/url"
-	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -13,8 +14,6 @@ import (
 	"github.com/gofiber/fiber/v2"
 
 	"knobs/db"
-	"knobs/runner"
-	"knobs/web/sse"
 )
 
 // A replay sends every pane's stored frames again at the pace they were
@@ -25,16 +24,11 @@ import (
 
 // ReplayGroup replays one of the signed-in user's comparisons.
 func (h *Handler) ReplayGroup(c *fiber.Ctx) error {
-	u, _ := CurrentUser(c)
 	g, err := h.ownGroup(c)
 	if err != nil {
 		return err
 	}
-	runs, err := h.store.GroupRuns(ctx(c), u.ID, g.ID)
-	if err != nil {
-		return err
-	}
-	return h.serveReplay(c, g, runs)
+	return h.serveReplay(c, g)
 }
 
 // sharedGroup loads the comparison behind a share token that the viewer
@@ -118,7 +112,7 @@ func (h *Handler) ShowSharedGroup(c *fiber.Ctx) error {
 // ReplaySharedGroup replays a shared comparison: a public link needs no
 // account, a team link a signed-in member.
 func (h *Handler) ReplaySharedGroup(c *fiber.Ctx) error {
-	g, runs, ok, err := h.sharedGroup(c)
+	g, _, ok, err := h.sharedGroup(c)
 	if err != nil {
 		return err
 	}
@@ -126,7 +120,7 @@ func (h *Handler) ReplaySharedGroup(c *fiber.Ctx) error {
 		return fiber.NewError(fiber.StatusUnauthorized, "Sign in first.")
 	}
 	c.Set("Cache-Control", "private, no-store")
-	return h.serveReplay(c, g, runs)
+	return h.serveReplay(c, g)
 }
 
 // CreateGroupShare makes a read-only link to one of the signed-in user's
@@ -154,37 +148,60 @@ func (h *Handler) CreateGroupShare(c *fiber.Ctx) error {
 	return c.Status(fiber.StatusCreated).JSON(fiber.Map{"id": sh.ID, "token": sh.Token, "url": "/g/" + sh.Token, "replay": "/g/" + sh.Token + "/replay"})
 }
 
-// serveReplay streams the replay of group g whose runs are runs.
-func (h *Handler) serveReplay(c *fiber.Ctx, g db.Group, runs []db.Run) error {
-	byPane := make([]db.Run, len(g.RunIDs))
-	for _, r := range runs {
-		if r.Pane >= 0 && r.Pane < len(byPane) && byPane[r.Pane].ID == 0 {
-			byPane[r.Pane] = r
-		}
-	}
-	sent, complete := groupCursor(c, len(byPane))
+// replayBatch bounds the frames one replay makes at once, so that a run
+// replayed at once (without recorded times) is not copied whole per
+// viewer.
+const replayBatch = 256
+
+// serveReplay streams the replay of group g, within the limits on
+// replays per comparison and per client address, from frames shared
+// with everyone replaying it.
+func (h *Handler) serveReplay(c *fiber.Ctx, g db.Group) error {
+	sent, complete := groupCursor(c, len(g.RunIDs))
 	if complete {
 		return c.SendStatus(fiber.StatusNoContent)
 	}
-	src := newReplaySource(g.RunIDs, byPane, sent)
-	return h.serveEvents(c, src, 0, src.close)
+	link := "replay-group:" + strconv.FormatInt(g.ID, 10)
+	addr := "replay-addr:" + c.IP()
+	switch h.replays.take(slot{link, h.cfg.ReplayStreamsPerLink}, slot{addr, h.cfg.ReplayStreamsPerAddress}) {
+	case 0:
+		return fiber.NewError(fiber.StatusTooManyRequests, fmt.Sprintf(
+			"This comparison is being replayed %d times at once, the most Knobs allows. Try again in a while.", h.cfg.ReplayStreamsPerLink))
+	case 1:
+		return fiber.NewError(fiber.StatusTooManyRequests, fmt.Sprintf(
+			"Your address already has %d replays streaming, the most Knobs allows at once. Close one and try again.", h.cfg.ReplayStreamsPerAddress))
+	}
+	replays := h.replays
+	giveBack := func() { replays.give(link, addr) }
+
+	stamps, err := h.store.GroupStamps(ctx(c), g.OwnerID, g.ID)
+	if err != nil {
+		giveBack()
+		return err
+	}
+	store, owner := h.store, g.OwnerID
+	data, release, err := h.replayData.get(ctx(c), replayKey(g.ID, stamps), len(g.RunIDs), func(ctx context.Context) ([]db.Run, error) {
+		return store.GroupRuns(ctx, owner, g.ID)
+	})
+	if err != nil {
+		giveBack()
+		return err
+	}
+	src := newReplaySource(g.RunIDs, data, sent)
+	return h.serveEvents(c, src, 0, func() {
+		src.close()
+		release()
+		giveBack()
+	})
 }
 
-// replayFrame is one stored frame of one pane and when it was first sent.
-type replayFrame struct {
-	at    time.Duration // from its run's start
-	pane  int
-	frame []byte
-}
-
-// replaySource is an sse.Source that hands out stored frames as their
-// time comes. sse.Serve calls Frames from one goroutine; close stops the
-// timer when the stream ends.
+// replaySource is an sse.Source that hands out the stored frames of a
+// shared replayData as their time comes. sse.Serve calls Frames from one
+// goroutine; close stops the timer when the stream ends.
 type replaySource struct {
 	mux    paneMux
-	panes  []sse.Recorded
-	order  []replayFrame // every frame still to send, by time
-	next   int           // order[next] is the next to send
+	data   *replayData   // shared with other viewers: read only
+	next   int           // data.order[next] is the next frame to consider
 	offset time.Duration // the time of the first frame to send, the replay's zero
 	start  time.Time     // when the replay began; zero until the first Frames
 
@@ -199,29 +216,25 @@ type replaySource struct {
 	stopped bool
 }
 
-// newReplaySource orders the frames of every pane after sent (frames
-// already sent per pane, from Last-Event-ID) by their recorded times. A
-// run without times for its frames (one older than replay, or rebuilt
-// from a checkpoint) replays at once.
-func newReplaySource(ids []int64, runs []db.Run, sent []int) *replaySource {
-	s := &replaySource{mux: paneMux{runs: ids, sent: sent}, panes: make([]sse.Recorded, len(runs)), dueFor: -1}
-	for i, r := range runs {
-		frames := sse.Split(storedEvents(r))
-		s.panes[i] = frames
-		times := runner.DecodeTimes(r.EventTimes)
-		if len(times) != len(frames) {
-			times = make([]uint32, len(frames))
-		}
-		for j := min(sent[i], len(frames)); j < len(frames); j++ {
-			s.order = append(s.order, replayFrame{at: time.Duration(times[j]) * time.Millisecond, pane: i, frame: frames[j]})
-		}
-	}
-	// Stable: a pane's frames keep their order, and panes theirs at a tie.
-	slices.SortStableFunc(s.order, func(a, b replayFrame) int { return cmp.Compare(a.at, b.at) })
-	if len(s.order) > 0 {
-		s.offset = s.order[0].at // a resumed replay goes on at once
+// newReplaySource replays data after sent (frames already sent per pane,
+// from Last-Event-ID).
+func newReplaySource(ids []int64, data *replayData, sent []int) *replaySource {
+	s := &replaySource{mux: paneMux{runs: ids, sent: sent}, data: data, dueFor: -1}
+	s.skipSent()
+	if s.next < len(data.order) {
+		s.offset = data.order[s.next].at // a resumed replay goes on at once
 	}
 	return s
+}
+
+// skipSent moves next past frames the client already has.
+func (s *replaySource) skipSent() {
+	for ; s.next < len(s.data.order); s.next++ {
+		f := s.data.order[s.next]
+		if f.idx >= s.mux.sent[f.pane] {
+			return
+		}
+	}
 }
 
 // Frames implements sse.Source.
@@ -238,15 +251,19 @@ func (s *replaySource) Frames(after int) ([][]byte, bool, <-chan struct{}) {
 		s.start = now
 	}
 	elapsed := now.Sub(s.start)
-	for ; s.next < len(s.order) && s.order[s.next].at-s.offset <= elapsed; s.next++ {
-		f := s.order[s.next]
-		s.pending = append(s.pending, s.mux.frame(f.pane, f.frame))
-		s.order[s.next].frame = nil
+	order := s.data.order
+	for s.skipSent(); s.next < len(order) && order[s.next].at-s.offset <= elapsed && len(s.pending) < replayBatch; s.skipSent() {
+		f := order[s.next]
+		s.pending = append(s.pending, s.mux.frame(f.pane, s.data.panes[f.pane][f.idx]))
+		s.next++
 	}
-	if s.next == len(s.order) && !s.done {
+	if len(s.pending) > 0 {
+		return s.pending, false, nil
+	}
+	if s.next == len(order) && !s.done {
 		s.done = true
-		dones := make([][]byte, len(s.panes))
-		for i, p := range s.panes {
+		dones := make([][]byte, len(s.data.panes))
+		for i, p := range s.data.panes {
 			if len(p) > 0 {
 				dones[i] = p[len(p)-1]
 			}
@@ -259,7 +276,7 @@ func (s *replaySource) Frames(after int) ([][]byte, bool, <-chan struct{}) {
 	if s.done {
 		return nil, true, nil
 	}
-	return nil, false, s.dueAt(s.next, s.order[s.next].at-s.offset-elapsed)
+	return nil, false, s.dueAt(s.next, order[s.next].at-s.offset-elapsed)
 }
 
 // dueAt returns a channel closed in d, when frame i is due; asked again

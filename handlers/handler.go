@@ -38,6 +38,9 @@ type Handler struct {
 	md         *markdown.Renderer
 	clients    clients
 	simConfig  llm.ProviderConfig
+	exports    *slots // history exports downloading, per user
+	replays    *slots // replay streams, per comparison and per address
+	replayData *replayCache
 }
 
 // Options are the Handler's dependencies.
@@ -88,6 +91,9 @@ func New(o Options) *Handler {
 		logins:     NewLimiter(10, loginWindow),
 		bcryptCost: cost,
 		dummyHash:  dummy,
+		exports:    newSlots(),
+		replays:    newSlots(),
+		replayData: newReplayCache(),
 	}
 }
 

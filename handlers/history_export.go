@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"strconv"
 	"strings"
 	"time"
@@ -76,11 +77,23 @@ func (h *Handler) ExportRuns(c *fiber.Ctx) error {
 		}
 	}
 
+	// A download holds a reader and a page of runs for as long as the
+	// client takes: a few at a time per user.
+	key := "export:" + strconv.FormatInt(u.ID, 10)
+	if h.exports.take(slot{key, h.cfg.ExportsPerUser}) >= 0 {
+		return fiber.NewError(fiber.StatusTooManyRequests, fmt.Sprintf(
+			"You are already downloading %d exports, the most Knobs allows at once. Wait for one to finish, then try again.", h.cfg.ExportsPerUser))
+	}
+	exports := h.exports
+
 	c.Set(fiber.HeaderContentType, "application/x-ndjson")
 	c.Set(fiber.HeaderContentDisposition, `attachment; filename="knobs-runs-`+time.Now().Format("20060102")+`.jsonl"`)
 	c.Set(fiber.HeaderCacheControl, "no-store")
 	store, log, user := h.store, h.log, u.ID // the ctx must not be touched inside the writer
 	c.Context().SetBodyStreamWriter(func(w *bufio.Writer) {
+		// fasthttp runs the writer whatever becomes of the client, so the
+		// place is always given back.
+		defer exports.give(key)
 		readCtx, cancel := context.WithTimeout(context.Background(), exportTimeout)
 		defer cancel()
 		enc := json.NewEncoder(w)

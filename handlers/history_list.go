@@ -56,7 +56,7 @@ func (h *Handler) ShowHistoryPage(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	presets, err := h.store.Presets(ctx(c), u.ID, "")
+	presets, err := h.store.PresetNames(ctx(c), u.ID)
 	if err != nil {
 		return err
 	}

@@ -40,11 +40,11 @@ func New() *Renderer {
 		// Raw HTML in model output is shown as text, never as markup.
 		goldmark.WithRendererOptions(
 			html.WithHardWraps(),
-			renderer.WithNodeRenderers(util.Prioritized(htmlAsText{}, 100)),
+			renderer.WithNodeRenderers(util.Prioritized(htmlAsText{}, 100), util.Prioritized(imageAsLink{}, 100)),
 		),
 	)
 	policy := bluemonday.UGCPolicy()
-	policy.AllowAttrs("class").Matching(regexp.MustCompile(`^[a-zA-Z0-9 _-]+$`)).OnElements("span", "code", "pre", "div")
+	policy.AllowAttrs("class").Matching(regexp.MustCompile(`^[a-zA-Z0-9 _-]+$`)).OnElements("span", "code", "pre", "div", "a")
 	policy.RequireNoFollowOnLinks(true)
 	policy.AddTargetBlankToFullyQualifiedLinks(true)
 	return &Renderer{md: md, policy: policy}

@@ -35,11 +35,11 @@ type CompareView struct {
 	Title  string
 }
 
-// PresetOption is a preset the compare page can load into a pane.
+// PresetOption is a preset the compare page can load into a pane; its
+// setup is fetched from /presets/:id/spec when it is loaded.
 type PresetOption struct {
 	ID   int64
 	Name string
-	Spec string // RunSpec JSON
 }
 
 func ComparePage(v CompareView) templ.Component {
@@ -304,48 +304,35 @@ func ComparePage(v CompareView) templ.Component {
 					if templ_7745c5c3_Err != nil {
 						return templ_7745c5c3_Err
 					}
-					templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 24, "\" data-spec=\"")
+					templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 24, "\">")
 					if templ_7745c5c3_Err != nil {
 						return templ_7745c5c3_Err
 					}
 					var templ_7745c5c3_Var15 string
-					templ_7745c5c3_Var15, templ_7745c5c3_Err = templruntime.NewAttributeExpression(p.Spec).Resolve(ctx)
+					templ_7745c5c3_Var15, templ_7745c5c3_Err = templ.JoinStringErrs(p.Name)
 					if templ_7745c5c3_Err != nil {
-						return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/compare.templ`, Line: 84, Col: 60}
+						return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/compare.templ`, Line: 84, Col: 50}
 					}
-					_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ_7745c5c3_Var15)
-					if templ_7745c5c3_Err != nil {
-						return templ_7745c5c3_Err
-					}
-					templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 25, "\">")
+					_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var15))
 					if templ_7745c5c3_Err != nil {
 						return templ_7745c5c3_Err
 					}
-					var templ_7745c5c3_Var16 string
-					templ_7745c5c3_Var16, templ_7745c5c3_Err = templ.JoinStringErrs(p.Name)
-					if templ_7745c5c3_Err != nil {
-						return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/compare.templ`, Line: 84, Col: 71}
-					}
-					_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var16))
-					if templ_7745c5c3_Err != nil {
-						return templ_7745c5c3_Err
-					}
-					templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 26, "</option>")
+					templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 25, "</option>")
 					if templ_7745c5c3_Err != nil {
 						return templ_7745c5c3_Err
 					}
 				}
-				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 27, "</select></div><div class=\"field\"><label for=\"cmp-preset-pane\">Into</label> <select id=\"cmp-preset-pane\" data-pane-picker></select></div><button type=\"button\" id=\"cmp-preset-load\"")
+				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 26, "</select></div><div class=\"field\"><label for=\"cmp-preset-pane\">Into</label> <select id=\"cmp-preset-pane\" data-pane-picker></select></div><button type=\"button\" id=\"cmp-preset-load\"")
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}
 				if len(v.Presets) == 0 {
-					templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 28, " disabled")
+					templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 27, " disabled")
 					if templ_7745c5c3_Err != nil {
 						return templ_7745c5c3_Err
 					}
 				}
-				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 29, ">Load</button></div></details> <details class=\"cmp-sweep\"><summary>Sweep a setting</summary><div class=\"row\"><div class=\"field\"><label for=\"cmp-sweep-base\">Base pane</label> <select id=\"cmp-sweep-base\" data-pane-picker></select></div><div class=\"field\"><label for=\"cmp-sweep-param\">Parameter</label> <select id=\"cmp-sweep-param\"><option value=\"temperature\">temperature</option> <option value=\"seed\">seed</option> <option value=\"top_p\">top_p</option></select></div><div class=\"field grow\"><label for=\"cmp-sweep-values\">Values</label> <input id=\"cmp-sweep-values\" placeholder=\"0, 0.7, 1.2  or  1-4\" aria-describedby=\"cmp-sweep-hint\"></div><button type=\"button\" id=\"cmp-sweep-fill\">Fill panes</button></div><p class=\"hint\" id=\"cmp-sweep-hint\">One pane per value (2 to 6), each a copy of the base pane with that value.</p><p class=\"field-error\" id=\"cmp-sweep-error\" hidden></p></details>")
+				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 28, ">Load</button></div></details> <details class=\"cmp-sweep\"><summary>Sweep a setting</summary><div class=\"row\"><div class=\"field\"><label for=\"cmp-sweep-base\">Base pane</label> <select id=\"cmp-sweep-base\" data-pane-picker></select></div><div class=\"field\"><label for=\"cmp-sweep-param\">Parameter</label> <select id=\"cmp-sweep-param\"><option value=\"temperature\">temperature</option> <option value=\"seed\">seed</option> <option value=\"top_p\">top_p</option></select></div><div class=\"field grow\"><label for=\"cmp-sweep-values\">Values</label> <input id=\"cmp-sweep-values\" placeholder=\"0, 0.7, 1.2  or  1-4\" aria-describedby=\"cmp-sweep-hint\"></div><button type=\"button\" id=\"cmp-sweep-fill\">Fill panes</button></div><p class=\"hint\" id=\"cmp-sweep-hint\">One pane per value (2 to 6), each a copy of the base pane with that value.</p><p class=\"field-error\" id=\"cmp-sweep-error\" hidden></p></details>")
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}
@@ -353,108 +340,108 @@ func ComparePage(v CompareView) templ.Component {
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}
-				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 30, "</div>")
+				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 29, "</div>")
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}
 			}
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 31, "</section><section class=\"cmp-conversation card\" aria-labelledby=\"cmp-conv-h\"><h2 id=\"cmp-conv-h\">Conversation</h2>")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 30, "</section><section class=\"cmp-conversation card\" aria-labelledby=\"cmp-conv-h\"><h2 id=\"cmp-conv-h\">Conversation</h2>")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
 			if v.Mode == CompareShared {
-				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 32, "<ol class=\"cmp-transcript\" id=\"cmp-transcript\"></ol>")
+				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 31, "<ol class=\"cmp-transcript\" id=\"cmp-transcript\"></ol>")
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}
 			} else {
-				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 33, "<fieldset class=\"field mode\"><legend>Mode</legend> <label><input type=\"radio\" name=\"cmp-endpoint\" value=\"chat\" checked> Chat</label> <label><input type=\"radio\" name=\"cmp-endpoint\" value=\"completion\"> Completion</label></fieldset><div id=\"cmp-chat-box\"><p class=\"hint\">Shared by every pane. Each pane adds its own answers when you continue.</p><div class=\"msg-system\"><label for=\"cmp-system\">System message</label> <textarea id=\"cmp-system\" rows=\"2\" placeholder=\"You are a helpful assistant.\"></textarea></div><ol class=\"messages\" id=\"cmp-messages\" aria-label=\"Messages\"></ol><div class=\"msg-add\"><button type=\"button\" data-add-message=\"user\">+ User</button> <button type=\"button\" data-add-message=\"assistant\">+ Assistant</button></div></div><div id=\"cmp-prompt-box\" class=\"completion-editor\" hidden><label for=\"cmp-prompt\">Prompt, shared by every pane</label> <textarea id=\"cmp-prompt\" rows=\"6\" placeholder=\"Once upon a time\"></textarea></div>")
+				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 32, "<fieldset class=\"field mode\"><legend>Mode</legend> <label><input type=\"radio\" name=\"cmp-endpoint\" value=\"chat\" checked> Chat</label> <label><input type=\"radio\" name=\"cmp-endpoint\" value=\"completion\"> Completion</label></fieldset><div id=\"cmp-chat-box\"><p class=\"hint\">Shared by every pane. Each pane adds its own answers when you continue.</p><div class=\"msg-system\"><label for=\"cmp-system\">System message</label> <textarea id=\"cmp-system\" rows=\"2\" placeholder=\"You are a helpful assistant.\"></textarea></div><ol class=\"messages\" id=\"cmp-messages\" aria-label=\"Messages\"></ol><div class=\"msg-add\"><button type=\"button\" data-add-message=\"user\">+ User</button> <button type=\"button\" data-add-message=\"assistant\">+ Assistant</button></div></div><div id=\"cmp-prompt-box\" class=\"completion-editor\" hidden><label for=\"cmp-prompt\">Prompt, shared by every pane</label> <textarea id=\"cmp-prompt\" rows=\"6\" placeholder=\"Once upon a time\"></textarea></div>")
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}
 			}
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 34, "</section><div class=\"cmp-stage\" id=\"cmp-stage\" tabindex=\"-1\"><div class=\"cmp-panes\" id=\"cmp-panes\"></div><section class=\"cmp-summary card\" id=\"cmp-summary\" aria-labelledby=\"cmp-summary-h\" hidden><h2 id=\"cmp-summary-h\">Summary</h2><ul id=\"cmp-summary-list\"></ul></section></div>")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 33, "</section><div class=\"cmp-stage\" id=\"cmp-stage\" tabindex=\"-1\"><div class=\"cmp-panes\" id=\"cmp-panes\"></div><section class=\"cmp-summary card\" id=\"cmp-summary\" aria-labelledby=\"cmp-summary-h\" hidden><h2 id=\"cmp-summary-h\">Summary</h2><ul id=\"cmp-summary-list\"></ul></section></div>")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
 			if v.Mode != CompareShared {
-				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 35, "<section class=\"cmp-continue card\" id=\"cmp-continue\" aria-label=\"Continue the conversation\" hidden><label for=\"cmp-continue-text\">Continue in every pane</label> <textarea id=\"cmp-continue-text\" rows=\"2\" placeholder=\"Your next message\"></textarea><div class=\"actions\"><button type=\"button\" class=\"primary\" id=\"cmp-continue-all\">Send to every pane</button></div><p class=\"hint\">Each pane keeps its own answers: its next request is the shared conversation, its answers and your new messages.</p></section>")
+				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 34, "<section class=\"cmp-continue card\" id=\"cmp-continue\" aria-label=\"Continue the conversation\" hidden><label for=\"cmp-continue-text\">Continue in every pane</label> <textarea id=\"cmp-continue-text\" rows=\"2\" placeholder=\"Your next message\"></textarea><div class=\"actions\"><button type=\"button\" class=\"primary\" id=\"cmp-continue-all\">Send to every pane</button></div><p class=\"hint\">Each pane keeps its own answers: its next request is the shared conversation, its answers and your new messages.</p></section>")
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}
 			}
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 36, "<template id=\"cmp-pane-tpl\"><section class=\"cmp-pane card\" tabindex=\"-1\"><header class=\"pane-head\"><h2 class=\"pane-label\"></h2><span class=\"pane-badges\"></span> <span class=\"grow\"></span> ")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 35, "<template id=\"cmp-pane-tpl\"><section class=\"cmp-pane card\" tabindex=\"-1\"><header class=\"pane-head\"><h2 class=\"pane-label\"></h2><span class=\"pane-badges\"></span> <span class=\"grow\"></span> ")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
 			if v.Mode != CompareShared {
-				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 37, "<button type=\"button\" class=\"pane-stop\" disabled>Stop</button> <button type=\"button\" class=\"icon danger pane-remove\" aria-label=\"Remove pane\" title=\"Remove pane\">✕</button>")
+				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 36, "<button type=\"button\" class=\"pane-stop\" disabled>Stop</button> <button type=\"button\" class=\"icon danger pane-remove\" aria-label=\"Remove pane\" title=\"Remove pane\">✕</button>")
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}
 			}
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 38, "</header>")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 37, "</header>")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
 			if v.Mode != CompareShared {
-				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 39, "<div class=\"pane-edit\"><div class=\"field\"><label data-for=\"provider\">Provider</label> <select data-id=\"provider\" data-provider>")
+				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 38, "<div class=\"pane-edit\"><div class=\"field\"><label data-for=\"provider\">Provider</label> <select data-id=\"provider\" data-provider>")
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}
 				for _, p := range v.Providers {
-					templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 40, "<option value=\"")
+					templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 39, "<option value=\"")
+					if templ_7745c5c3_Err != nil {
+						return templ_7745c5c3_Err
+					}
+					var templ_7745c5c3_Var16 string
+					templ_7745c5c3_Var16, templ_7745c5c3_Err = templruntime.NewAttributeExpression(p.ID).Resolve(ctx)
+					if templ_7745c5c3_Err != nil {
+						return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/compare.templ`, Line: 185, Col: 30}
+					}
+					_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ_7745c5c3_Var16)
+					if templ_7745c5c3_Err != nil {
+						return templ_7745c5c3_Err
+					}
+					templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 40, "\">")
 					if templ_7745c5c3_Err != nil {
 						return templ_7745c5c3_Err
 					}
 					var templ_7745c5c3_Var17 string
-					templ_7745c5c3_Var17, templ_7745c5c3_Err = templruntime.NewAttributeExpression(p.ID).Resolve(ctx)
-					if templ_7745c5c3_Err != nil {
-						return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/compare.templ`, Line: 185, Col: 30}
-					}
-					_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ_7745c5c3_Var17)
-					if templ_7745c5c3_Err != nil {
-						return templ_7745c5c3_Err
-					}
-					templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 41, "\">")
-					if templ_7745c5c3_Err != nil {
-						return templ_7745c5c3_Err
-					}
-					var templ_7745c5c3_Var18 string
-					templ_7745c5c3_Var18, templ_7745c5c3_Err = templ.JoinStringErrs(p.Name)
+					templ_7745c5c3_Var17, templ_7745c5c3_Err = templ.JoinStringErrs(p.Name)
 					if templ_7745c5c3_Err != nil {
 						return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/compare.templ`, Line: 185, Col: 41}
 					}
-					_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var18))
+					_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var17))
 					if templ_7745c5c3_Err != nil {
 						return templ_7745c5c3_Err
 					}
-					templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 42, "</option>")
+					templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 41, "</option>")
 					if templ_7745c5c3_Err != nil {
 						return templ_7745c5c3_Err
 					}
 				}
-				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 43, "</select></div><div class=\"field grow\"><label data-for=\"model\">Model</label> <input data-id=\"model\" data-model data-list=\"models\" autocomplete=\"off\" spellcheck=\"false\" placeholder=\"model id\"> <datalist data-id=\"models\"></datalist><p class=\"field-error\" data-pane-error=\"model\" hidden></p></div><details class=\"pane-params\"><summary>Parameters</summary><div class=\"pane-panel\" data-panel></div></details><p class=\"field-error\" data-pane-error=\"general\" hidden></p></div>")
+				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 42, "</select></div><div class=\"field grow\"><label data-for=\"model\">Model</label> <input data-id=\"model\" data-model data-list=\"models\" autocomplete=\"off\" spellcheck=\"false\" placeholder=\"model id\"> <datalist data-id=\"models\"></datalist><p class=\"field-error\" data-pane-error=\"model\" hidden></p></div><details class=\"pane-params\"><summary>Parameters</summary><div class=\"pane-panel\" data-panel></div></details><p class=\"field-error\" data-pane-error=\"general\" hidden></p></div>")
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}
 			} else {
-				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 44, "<p class=\"pane-spec muted\"></p>")
+				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 43, "<p class=\"pane-spec muted\"></p>")
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}
 			}
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 45, "<div class=\"pane-metrics\"><div class=\"metrics\" data-metrics></div><progress class=\"pane-progress\" aria-label=\"Progress\" hidden></progress></div><div class=\"run-error\" data-error role=\"alert\" hidden></div><div class=\"pane-output\" data-output aria-live=\"off\"><p class=\"muted empty\">The answer streams in here.</p></div>")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 44, "<div class=\"pane-metrics\"><div class=\"metrics\" data-metrics></div><progress class=\"pane-progress\" aria-label=\"Progress\" hidden></progress></div><div class=\"run-error\" data-error role=\"alert\" hidden></div><div class=\"pane-output\" data-output aria-live=\"off\"><p class=\"muted empty\">The answer streams in here.</p></div>")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
 			if v.Mode != CompareShared {
-				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 46, "<form class=\"pane-continue\" hidden><label data-for=\"continue\">Continue here only</label> <textarea data-id=\"continue\" rows=\"2\" placeholder=\"Your next message to this pane\"></textarea> <button type=\"submit\">Send to this pane</button></form>")
+				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 45, "<form class=\"pane-continue\" hidden><label data-for=\"continue\">Continue here only</label> <textarea data-id=\"continue\" rows=\"2\" placeholder=\"Your next message to this pane\"></textarea> <button type=\"submit\">Send to this pane</button></form>")
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}
 			}
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 47, "</section></template></div><script src=\"/static/js/compare.js\" defer></script>")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 46, "</section></template></div><script src=\"/static/js/compare.js\" defer></script>")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
@@ -487,17 +474,17 @@ func compareShare(shown bool) templ.Component {
 		}
 		ctx = templ.InitializeContext(ctx)
 		ctx = templ.ClearChildren(ctx)
-		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 48, "<div class=\"cmp-share\" id=\"cmp-share\"")
+		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 47, "<div class=\"cmp-share\" id=\"cmp-share\"")
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
 		if !shown {
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 49, " hidden")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 48, " hidden")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
 		}
-		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 50, "><a id=\"cmp-saved-link\" href=\"#\" hidden>Open the saved comparison</a><div class=\"field\"><label for=\"cmp-share-audience\">Share with</label> <select id=\"cmp-share-audience\"><option value=\"team\">team members</option> <option value=\"public\">anyone with the link</option></select></div><button type=\"button\" id=\"cmp-share-make\">Make a read-only link</button><div class=\"field grow\" hidden><label for=\"cmp-share-url\">Link</label> <input id=\"cmp-share-url\" readonly></div></div>")
+		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 49, "><a id=\"cmp-saved-link\" href=\"#\" hidden>Open the saved comparison</a><div class=\"field\"><label for=\"cmp-share-audience\">Share with</label> <select id=\"cmp-share-audience\"><option value=\"team\">team members</option> <option value=\"public\">anyone with the link</option></select></div><button type=\"button\" id=\"cmp-share-make\">Make a read-only link</button><div class=\"field grow\" hidden><label for=\"cmp-share-url\">Link</label> <input id=\"cmp-share-url\" readonly></div></div>")
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}

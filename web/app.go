@@ -24,6 +24,10 @@ import (
 // refused with a message about the file rather than a cut connection.
 const BodyLimit = 16 << 20
 
+// StorageFullMessage is what a user sees when a write fails because the
+// disk under the database is full.
+const StorageFullMessage = "Knobs' storage is full: nothing new can be saved until an administrator frees disk space. Everything already saved can still be read."
+
 // New builds the app with its middleware and routes.
 func New(h *handlers.Handler, sessions *session.Manager, log *slog.Logger) *fiber.App {
 	app := fiber.New(fiber.Config{
@@ -66,6 +70,8 @@ func requestLog(log *slog.Logger) fiber.Handler {
 			status = fe.Code
 		case errors.Is(err, db.ErrNotFound):
 			status = fiber.StatusNotFound
+		case db.IsFull(err):
+			status = fiber.StatusInsufficientStorage
 		case err != nil:
 			status = fiber.StatusInternalServerError
 		}
@@ -142,6 +148,11 @@ func errorHandler(h *handlers.Handler, log *slog.Logger) fiber.ErrorHandler {
 			}
 		case errors.Is(err, db.ErrNotFound):
 			status, msg = fiber.StatusNotFound, "There is nothing at this address."
+		case db.IsFull(err):
+			// Nothing the user can fix by trying again: say what is wrong,
+			// and that what is stored is safe to read.
+			status, msg = fiber.StatusInsufficientStorage, StorageFullMessage
+			log.Error("storage is full", "method", c.Method(), "path", logPath(c), "err", err)
 		default:
 			log.Error("request failed", "method", c.Method(), "path", logPath(c), "err", err)
 		}
@@ -169,6 +180,7 @@ var headings = map[int]string{
 	fiber.StatusRequestEntityTooLarge: "Too large",
 	fiber.StatusUnprocessableEntity:   "Invalid input",
 	fiber.StatusTooManyRequests:       "Too many requests",
+	fiber.StatusInsufficientStorage:   "Storage is full",
 }
 
 func wantsJSON(c *fiber.Ctx) bool {

@@ -58,6 +58,7 @@ func routes(app *fiber.App, h *handlers.Handler, sessions *session.Manager) {
 	app.Post("/presets/:id/default", h.SetDefaultPreset)
 	app.Post("/presets/:id/shares", h.CreatePresetShare)
 	app.Get("/presets/:id/export", h.ExportPreset)
+	app.Get("/presets/:id/spec", h.ShowPresetSpec)
 
 	// History: a run's page and what can be done with it.
 	app.Get("/history", h.ShowHistoryPage)

@@ -973,16 +973,31 @@
   }
 
   if (!readOnly) {
-    $("#cmp-preset-load").addEventListener("click", () => {
+    // The page lists presets by name; the setup of the one chosen is
+    // fetched when it is loaded, so big team presets cost nothing until then.
+    $("#cmp-preset-load").addEventListener("click", async () => {
       const opt = $("#cmp-preset").selectedOptions[0];
       const p = state.panes[Number($("#cmp-preset-pane").value) || 0];
-      if (!opt || !opt.dataset.spec || !p) return;
+      if (!opt || !opt.value || !p) return;
+      const btn = $("#cmp-preset-load");
+      btn.disabled = true;
+      say(`Loading preset “${opt.textContent}”…`);
       let spec;
       try {
-        spec = JSON.parse(opt.dataset.spec);
+        const res = await fetch(`/presets/${encodeURIComponent(opt.value)}/spec`, { headers: { Accept: "application/json" } });
+        const out = await res.json().catch(() => ({}));
+        if (!res.ok) {
+          say(out.error || `The preset could not be loaded (${res.status}).`, true);
+          return;
+        }
+        spec = out.spec || {};
       } catch {
+        say("The preset could not be loaded: Knobs did not answer.", true);
         return;
+      } finally {
+        btn.disabled = false;
       }
+      if (!state.panes.includes(p)) return; // the pane was removed meanwhile
       setPaneSpec(p, { provider: spec.provider, endpoint: endpoint(), body: spec.body || {} });
       renumber();
       say(`Loaded preset “${opt.textContent}” into ${label(p)}.`);
