@@ -63,12 +63,12 @@ func TestDecodeRefusesNestingPastMaxDepth(t *testing.T) {
 
 func TestDepth(t *testing.T) {
 	for in, want := range map[string]int{
-		`1`:                          0,
-		`"[[[{"`:                     0,
-		`{"a":"\"[[["}`:              1,
-		`[[],[[]],{"x":[{}]}]`:       4,
+		`1`:                           0,
+		`"[[[{"`:                      0,
+		`{"a":"\"[[["}`:               1,
+		`[[],[[]],{"x":[{}]}]`:        4,
 		`{"a":[1,{"b":"}}}"}],"c":2}`: 3,
-		strings.Repeat("[", 100000):  100000, // not JSON: counted all the same
+		strings.Repeat("[", 100000):   100000, // not JSON: counted all the same
 	} {
 		if got := Depth([]byte(in)); got != want {
 			t.Errorf("Depth(%.40q) = %d, want %d", in, got, want)
