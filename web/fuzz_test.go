@@ -57,7 +57,9 @@ func fuzzRequest(way uint8, data []byte) (path string, body []byte) {
 // server, in a handler or in a run it started, ends the fuzzing with the
 // input that caused it.
 func FuzzRequests(f *testing.F) {
-	deep := func(open, close string, n int) string { return strings.Repeat(open, n) + "1" + strings.Repeat(close, n) }
+	deep := func(open, close string, n int) string {
+		return strings.Repeat(open, n) + "1" + strings.Repeat(close, n)
+	}
 	schemaDeep := strings.Repeat(`{"type":"array","items":`, 3000) + `{}` + strings.Repeat("}", 3000)
 	seeds := []struct {
 		way  uint8
