@@ -85,7 +85,7 @@ func (h *Handler) prepareRun(ctx context.Context, user int64, st playgroundState
 	spec, missing, err := preset.Fill(template, st.Variables, MaxBody)
 	var tooLarge *preset.TooLargeError
 	if errors.As(err, &tooLarge) {
-		fields["variables"] = "Nothing was sent: " + err.Error() + "."
+		fields["variables"] = "The variables make the body too large: " + err.Error() + "."
 		return preparedRun{}, fields, nil
 	} else if err != nil {
 		fields["body"] = "The variables cannot be filled in: " + err.Error()

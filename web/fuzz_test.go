@@ -2,7 +2,6 @@ package web_test
 
 import (
 	"bytes"
-	"encoding/json"
 	"mime/multipart"
 	"net/http"
 	"strings"
@@ -29,7 +28,9 @@ const (
 // fuzzRequest builds the request body for way from data.
 func fuzzRequest(way uint8, data []byte) (path string, body []byte) {
 	d := string(data)
-	const chat = `{"model":"sim-fast","messages":[{"role":"user","content":"Give me {{a}} data"}],"max_completion_tokens":40`
+	const chat = `{"model":"sim-fast","messages":[{"role":"user","content":"Give me data"}],"max_completion_tokens":40`
+	// {{a}} 3,000 times: a value of 6 KB fills it past the body limit.
+	fill := `{"model":"sim-fast","messages":[{"role":"user","content":"` + strings.Repeat("{{a}}", 3000) + `"}],"max_completion_tokens":40}`
 	switch way {
 	case fuzzRunRaw:
 		return "/runs", data
@@ -40,7 +41,7 @@ func fuzzRequest(way uint8, data []byte) (path string, body []byte) {
 	case fuzzRunTool:
 		return "/runs", []byte(runSpec(chat + `,"tools":[{"type":"function","function":{"name":"f","parameters":` + d + `}}],"tool_choice":"required"}`))
 	case fuzzRunVariables:
-		return "/runs", []byte(`{"provider":"sim","endpoint":"chat","body":` + chat + `},"variables":` + d + `}`)
+		return "/runs", []byte(`{"provider":"sim","endpoint":"chat","body":` + fill + `,"variables":` + d + `}`)
 	case fuzzCompareRaw:
 		return "/compare/runs", data
 	case fuzzComparePane:
@@ -87,6 +88,9 @@ func FuzzRequests(f *testing.F) {
 		{fuzzRunSchema, `{"$ref":"file:///etc/passwd"}`},
 		{fuzzRunTool, `{"type":"object","properties":{"x":{"$ref":"#"}},"required":["x"],"minProperties":99999999}`},
 		{fuzzRunTool, `{"type":"integer","exclusiveMinimum":5,"exclusiveMaximum":5}`},
+		// {{a}} 3,000 times with 6 KB: 18 MB filled, past the body limit.
+		// (TestVariablesFilledPastTheBodyLimitAreRefused sends the 3 GB
+		// one; a seed that large would slow every mutation of it.)
 		{fuzzRunVariables, `{"a":"` + strings.Repeat("x", 6000) + `"}`},
 		{fuzzRunVariables, `{"a":7,"b":null}`},
 		{fuzzRunVariables, "{\"a\":\"\xff\"}"},
@@ -105,10 +109,6 @@ func FuzzRequests(f *testing.F) {
 	for _, s := range seeds {
 		f.Add(s.way, []byte(s.data))
 	}
-	// A fill of {{a}} 3,000 times with a 1 MiB value: 3 GB if built.
-	value, _ := json.Marshal(strings.Repeat("x", 1<<20))
-	f.Add(uint8(fuzzRunRaw), []byte(`{"provider":"sim","endpoint":"chat","body":{"model":"sim-fast","messages":[{"role":"user","content":"`+strings.Repeat("{{a}}", 3000)+`"}]},"variables":{"a":`+string(value)+`}}`))
-
 	// One server for every input, as users share one Knobs; runs end at
 	// once so that the ones the fuzzer starts do not pile up.
 	srv, admin := newTeam(f, withSim(sim.NewConfig(sim.Options{TokensPerSecond: sim.NoPacing})))
