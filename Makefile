@@ -29,10 +29,13 @@ test: vet templ-check
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem -count=1 $(PKGS)
 
-# A short fuzzing session of the SSE reader (FUZZTIME=5m for longer).
+# A short fuzzing session of each fuzz target, FUZZTIME each (FUZZTIME=5m
+# for longer): the SSE reader, and hostile requests against a real server.
+# Go fuzzes one target per invocation.
 FUZZTIME ?= 30s
 fuzz:
-	$(GO) test -run '^$$' -fuzz FuzzReader -fuzztime $(FUZZTIME) ./llm/sse/
+	$(GO) test -run '^$$' -fuzz '^FuzzReader$$' -fuzztime $(FUZZTIME) ./llm/sse/
+	$(GO) test -run '^$$' -fuzz '^FuzzRequests$$' -fuzztime $(FUZZTIME) ./web/
 
 clean:
 	rm -rf bin

@@ -5,6 +5,8 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"knobs/ordered"
 )
 
 // sides joins the ops back into the two texts.
@@ -155,5 +157,21 @@ func TestParams(t *testing.T) {
 				t.Errorf("Params = %+v\nwant     %+v", got, tt.want)
 			}
 		})
+	}
+}
+
+func TestParamsStopFlatteningAtMaxDepth(t *testing.T) {
+	// A stored body nested thousands deep (presets are saved as written)
+	// is compared as one value below the depth limit instead of being
+	// re-read once per level.
+	deep := func(leaf string) json.RawMessage {
+		return json.RawMessage(strings.Repeat(`{"a":`, 5000) + leaf + strings.Repeat("}", 5000))
+	}
+	rows := Params(deep("1"), deep("2"))
+	if len(rows) != 1 || rows[0].State != Changed {
+		t.Fatalf("rows = %d, want the one changed value", len(rows))
+	}
+	if parts := strings.Count(rows[0].Key, ".") + 1; parts != ordered.MaxDepth {
+		t.Errorf("key has %d parts, want %d", parts, ordered.MaxDepth)
 	}
 }

@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"reflect"
 	"slices"
+
+	"knobs/ordered"
 )
 
 // State says how a parameter differs between two runs.
@@ -32,8 +34,8 @@ type Row struct {
 // A value that is not an object counts as an object with no keys.
 func Params(a, b json.RawMessage) []Row {
 	fa, fb := map[string]json.RawMessage{}, map[string]json.RawMessage{}
-	flatten("", a, fa)
-	flatten("", b, fb)
+	flatten("", a, fa, 0)
+	flatten("", b, fb, 0)
 	keys := make([]string, 0, len(fa)+len(fb))
 	for k := range fa {
 		keys = append(keys, k)
@@ -64,11 +66,13 @@ func Params(a, b json.RawMessage) []Row {
 	return rows
 }
 
-// flatten puts the leaves of the object raw into out under dotted keys;
-// an empty object is a leaf, so that it still shows.
-func flatten(prefix string, raw json.RawMessage, out map[string]json.RawMessage) {
+// flatten puts the leaves of the object raw, depth levels down, into out
+// under dotted keys; an empty object is a leaf, so that it still shows,
+// and so is an object ordered.MaxDepth levels down: a stored body may nest
+// thousands deep, and each level is read again.
+func flatten(prefix string, raw json.RawMessage, out map[string]json.RawMessage, depth int) {
 	var obj map[string]json.RawMessage
-	if json.Unmarshal(raw, &obj) != nil || obj == nil || (len(obj) == 0 && prefix != "") {
+	if depth == ordered.MaxDepth || json.Unmarshal(raw, &obj) != nil || obj == nil || (len(obj) == 0 && prefix != "") {
 		if prefix != "" {
 			out[prefix] = raw
 		}
@@ -79,7 +83,7 @@ func flatten(prefix string, raw json.RawMessage, out map[string]json.RawMessage)
 		if prefix != "" {
 			key = prefix + "." + k
 		}
-		flatten(key, v, out)
+		flatten(key, v, out, depth+1)
 	}
 }
 

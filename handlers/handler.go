@@ -43,6 +43,14 @@ type Handler struct {
 	replayData *replayCache
 }
 
+// MaxBody bounds a request body, and a run's body once its variables are
+// filled in: web serves with it as its BodyLimit. A run's spec with long
+// messages, tools and schemas fits many times over; it is above the 1 MiB
+// a preset file may have, so that an oversized import reaches the handler
+// and is refused with a message about the file rather than a cut
+// connection.
+const MaxBody = 16 << 20
+
 // Options are the Handler's dependencies.
 type Options struct {
 	Store  *db.Store

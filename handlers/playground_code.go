@@ -32,8 +32,11 @@ func (h *Handler) ShowCode(c *fiber.Ctx) error {
 		return c.Status(fiber.StatusBadRequest).JSON(fiber.Map{"error": err.Error()})
 	}
 	// The code sends what a run would: the variables filled in.
-	spec, _, err := preset.Fill(st.RunSpec, st.Variables)
-	if err != nil {
+	spec, _, err := preset.Fill(st.RunSpec, st.Variables, MaxBody)
+	var tooLarge *preset.TooLargeError
+	if errors.As(err, &tooLarge) {
+		return c.Status(fiber.StatusUnprocessableEntity).JSON(fiber.Map{"error": "The code cannot be shown: " + err.Error() + "."})
+	} else if err != nil {
 		spec = st.RunSpec
 	}
 	p, err := h.findProvider(ctx(c), spec.Provider)

@@ -125,8 +125,12 @@ func (h *Handler) prepareRun(ctx context.Context, user int64, st playgroundState
 		fields["body"] = "The request body is missing: send the JSON body for the endpoint."
 		return preparedRun{}, fields, nil
 	}
-	spec, missing, err := preset.Fill(template, st.Variables)
-	if err != nil {
+	spec, missing, err := preset.Fill(template, st.Variables, MaxBody)
+	var tooLarge *preset.TooLargeError
+	if errors.As(err, &tooLarge) {
+		fields["variables"] = "The variables make the body too large: " + err.Error() + "."
+		return preparedRun{}, fields, nil
+	} else if err != nil {
 		fields["body"] = "The variables cannot be filled in: " + err.Error()
 		return preparedRun{}, fields, nil
 	}

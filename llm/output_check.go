@@ -6,6 +6,8 @@ import (
 	"strings"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
+
+	"knobs/ordered"
 )
 
 // OutputCheck says whether an answer is the JSON its request asked for.
@@ -33,6 +35,11 @@ func CheckOutput(body json.RawMessage, output string) *OutputCheck {
 	rf := b.ResponseFormat
 	if rf.Type != "json_object" && rf.Type != "json_schema" {
 		return nil
+	}
+	if ordered.Depth([]byte(output)) > ordered.MaxDepth {
+		// The validator recurses into the answer; an upstream's answer is
+		// not trusted to be shallow.
+		return &OutputCheck{JSON: true, Message: "not checked: the answer is " + (&ordered.DepthError{}).Error()}
 	}
 	inst, err := jsonschema.UnmarshalJSON(strings.NewReader(output))
 	if err != nil {

@@ -20,6 +20,7 @@ func TestCheckOutput(t *testing.T) {
 		{"schema match", schema, `{"n":3}`, false, true, "matches the schema"},
 		{"schema mismatch names the problem", schema, `{"n":"three"}`, false, false, "does not match the schema"},
 		{"schema missing required", schema, `{}`, false, false, "n"},
+		{"answer nested too deep", schema, strings.Repeat("[", 5000) + strings.Repeat("]", 5000), false, false, "nested deeper than 64 levels"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"math"
 	"regexp"
 	"slices"
@@ -15,6 +16,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
+
+	"knobs/ordered"
 )
 
 // FieldErrors maps a wire field of the request body to what is wrong with
@@ -101,6 +104,9 @@ func (v *validator) run(raw json.RawMessage, m Model) {
 		v.errs.add("endpoint", fmt.Sprintf("The endpoint must be chat or completion, not %q", v.e))
 		return
 	}
+	if v.tooDeep(raw) {
+		return
+	}
 	body, msg := decodeObject(raw)
 	if msg != "" {
 		v.errs.add("body", msg)
@@ -126,6 +132,32 @@ func (v *validator) run(raw json.RawMessage, m Model) {
 		}
 	}
 	v.crossChecks()
+}
+
+// tooDeep reports the top-level fields of raw that nest deeper than
+// ordered.MaxDepth (the body itself when it is not an object), and whether
+// there was one. Nothing deeper is checked further: the schema compiler
+// and every walker after it recurse into what they are given, and a
+// schema nested thousands deep took the compiler minutes.
+func (v *validator) tooDeep(raw []byte) bool {
+	if ordered.Depth(raw) <= ordered.MaxDepth {
+		return false
+	}
+	var fields map[string]json.RawMessage
+	if json.Unmarshal(raw, &fields) != nil {
+		v.errs.add("body", "The request body is "+(&ordered.DepthError{}).Error())
+		return true
+	}
+	for _, name := range slices.Sorted(maps.Keys(fields)) {
+		// The body's own braces are the first level.
+		if ordered.Depth(fields[name]) > ordered.MaxDepth-1 {
+			v.errs.add(name, name+" is "+(&ordered.DepthError{}).Error()+": Knobs does not send JSON this deep")
+		}
+	}
+	if v.errs.Empty() { // brackets in text that is not JSON after all
+		return false
+	}
+	return true
 }
 
 func requiredMsg(name string) string {

@@ -492,3 +492,27 @@ func TestValidateFieldErrors(t *testing.T) {
 		t.Errorf("valid request: Validate = %#v, Err() = %v; want nil", ok, ok.Err())
 	}
 }
+
+func TestValidateNestingDepth(t *testing.T) {
+	nest := func(n int, leaf string) string {
+		return strings.Repeat(`{"a":`, n) + leaf + strings.Repeat("}", n)
+	}
+	schema := func(n int) string {
+		return chatBody("gpt-oss-120b", `,"response_format":{"type":"json_schema","json_schema":{"name":"a","schema":`+
+			strings.Repeat(`{"type":"array","items":`, n)+`{"type":"string"}`+strings.Repeat("}", n)+`}}`)
+	}
+	tool := func(n int) string {
+		return chatBody("gpt-oss-120b", `,"tools":[{"type":"function","function":{"name":"f","parameters":`+
+			strings.Repeat(`{"type":"array","items":`, n)+`{"type":"string"}`+strings.Repeat("}", n)+`}}]`)
+	}
+	runValidate(t, []validateCase{
+		{"schema 50 deep", dCer, eChat, Model{}, schema(50), "", ""},
+		{"schema 61 deep", dCer, eChat, Model{}, schema(61), "response_format", "nested deeper than 64 levels"},
+		{"schema 9000 deep", dCer, eChat, Model{}, schema(9000), "response_format", "nested deeper than 64 levels"},
+		{"tool parameters", dCer, eChat, Model{}, tool(9000), "tools", "nested deeper than 64 levels"},
+		{"extra body field", dOAI, eChat, Model{}, chatBody("m", `,"extra":`+nest(200, "1")), "extra", "nested deeper than 64 levels"},
+		{"messages", dOAI, eChat, Model{}, chatMsgsBody("m", `[{"role":"user","content":"x","meta":`+nest(100, "1")+`}]`), "messages", "nested deeper than 64 levels"},
+		{"array body", dOAI, eChat, Model{}, strings.Repeat("[", 5000) + strings.Repeat("]", 5000), "body", "nested deeper than 64 levels"},
+		{"past encoding/json's own limit", dOAI, eChat, Model{}, chatBody("m", `,"extra":`+nest(20000, "1")), "body", "nested deeper than 64 levels"},
+	})
+}

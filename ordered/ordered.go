@@ -71,12 +71,57 @@ func (o *Object) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
+// MaxDepth is how deeply arrays and objects may nest in JSON that Knobs
+// walks: a request body, a JSON Schema, a preset file. Real ones stay far
+// below it; the limit keeps every recursive walker over user JSON shallow
+// (encoding/json alone allows 10,000 levels, and json.Decoder's tokens
+// none at all).
+const MaxDepth = 64
+
+// DepthError is JSON nested deeper than MaxDepth.
+type DepthError struct{}
+
+func (*DepthError) Error() string {
+	return fmt.Sprintf("nested deeper than %d levels", MaxDepth)
+}
+
+// Depth is how deeply arrays and objects nest in data: 0 for a scalar, 1
+// for a flat object. It reads bytes without decoding or recursing, so it
+// is safe on any input; it counts brackets outside strings, so on text
+// that is not JSON it is only an estimate.
+func Depth(data []byte) int {
+	depth, deepest := 0, 0
+	inString, escaped := false, false
+	for _, c := range data {
+		switch {
+		case inString:
+			switch {
+			case escaped:
+				escaped = false
+			case c == '\\':
+				escaped = true
+			case c == '"':
+				inString = false
+			}
+		case c == '"':
+			inString = true
+		case c == '[' || c == '{':
+			depth++
+			deepest = max(deepest, depth)
+		case c == ']' || c == '}':
+			depth--
+		}
+	}
+	return deepest
+}
+
 // Decode reads JSON into *Object, []any, string, json.Number, bool
-// and nil.
+// and nil. JSON nested deeper than MaxDepth is refused with a
+// *DepthError.
 func Decode(data []byte) (any, error) {
 	d := json.NewDecoder(bytes.NewReader(data))
 	d.UseNumber()
-	v, err := decodeValue(d)
+	v, err := decodeValue(d, 0)
 	if err != nil {
 		return nil, err
 	}
@@ -86,10 +131,13 @@ func Decode(data []byte) (any, error) {
 	return v, nil
 }
 
-func decodeValue(d *json.Decoder) (any, error) {
+func decodeValue(d *json.Decoder, depth int) (any, error) {
 	t, err := d.Token()
 	if err != nil {
 		return nil, err
+	}
+	if (t == json.Delim('{') || t == json.Delim('[')) && depth == MaxDepth {
+		return nil, &DepthError{}
 	}
 	switch t {
 	case json.Delim('{'):
@@ -99,7 +147,7 @@ func decodeValue(d *json.Decoder) (any, error) {
 			if err != nil {
 				return nil, err
 			}
-			v, err := decodeValue(d)
+			v, err := decodeValue(d, depth+1)
 			if err != nil {
 				return nil, err
 			}
@@ -110,7 +158,7 @@ func decodeValue(d *json.Decoder) (any, error) {
 	case json.Delim('['):
 		a := []any{}
 		for d.More() {
-			v, err := decodeValue(d)
+			v, err := decodeValue(d, depth+1)
 			if err != nil {
 				return nil, err
 			}

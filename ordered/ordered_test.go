@@ -2,6 +2,8 @@ package ordered
 
 import (
 	"encoding/json"
+	"errors"
+	"strings"
 	"testing"
 )
 
@@ -38,5 +40,38 @@ func TestDecodeRefusesWhatIsNotOneJSONValue(t *testing.T) {
 	var o Object
 	if err := json.Unmarshal([]byte(`[1,2]`), &o); err == nil {
 		t.Error("an array was read into an Object")
+	}
+}
+
+func TestDecodeRefusesNestingPastMaxDepth(t *testing.T) {
+	deep := func(n int) []byte {
+		return []byte(strings.Repeat(`{"a":[`, n) + "1" + strings.Repeat("]}", n))
+	}
+	if _, err := Decode(deep(MaxDepth / 2)); err != nil {
+		t.Errorf("Decode at exactly MaxDepth levels: %v", err)
+	}
+	// Far past what encoding/json's own limit lets through: the decoder
+	// must refuse before it recurses, not after.
+	for _, n := range []int{MaxDepth/2 + 1, 4000, 2_000_000} {
+		_, err := Decode(deep(n))
+		var de *DepthError
+		if !errors.As(err, &de) || !strings.Contains(err.Error(), "nested deeper than 64 levels") {
+			t.Errorf("Decode of %d levels: %v, want a DepthError", 2*n, err)
+		}
+	}
+}
+
+func TestDepth(t *testing.T) {
+	for in, want := range map[string]int{
+		`1`:                           0,
+		`"[[[{"`:                      0,
+		`{"a":"\"[[["}`:               1,
+		`[[],[[]],{"x":[{}]}]`:        4,
+		`{"a":[1,{"b":"}}}"}],"c":2}`: 3,
+		strings.Repeat("[", 100000):   100000, // not JSON: counted all the same
+	} {
+		if got := Depth([]byte(in)); got != want {
+			t.Errorf("Depth(%.40q) = %d, want %d", in, got, want)
+		}
 	}
 }

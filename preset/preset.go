@@ -19,6 +19,7 @@ import (
 	"strings"
 
 	"knobs/llm"
+	"knobs/ordered"
 )
 
 // FormatName is the "format" of a preset file.
@@ -102,6 +103,12 @@ func Import(data []byte) (File, error) {
 	data = bytes.TrimSpace(bytes.TrimPrefix(data, []byte("\xef\xbb\xbf")))
 	if len(data) == 0 {
 		return File{}, problem("The file is empty.")
+	}
+	// Checked on the raw text, curl command or JSON alike: everything after
+	// this walks the JSON, and a file nested thousands deep would keep the
+	// schema checks busy for minutes.
+	if ordered.Depth(data) > ordered.MaxDepth {
+		return File{}, problem("The file is %s: Knobs reads request bodies and preset files up to that depth.", (&ordered.DepthError{}).Error())
 	}
 	if cmd, ok := curlCommand(string(data)); ok {
 		return importCurl(cmd)

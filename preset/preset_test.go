@@ -139,6 +139,11 @@ func TestImportBadFiles(t *testing.T) {
 		{"neither chat nor completion", `{"model":"llama","input":"hi"}`, []string{"neither a chat request", "no messages", "no prompt"}},
 		{"both chat and completion", `{"model":"llama","prompt":"hi","messages":[]}`, []string{"both messages", "and prompt"}},
 		{"a preset without format", `{"name":"x","spec":{}}`, []string{`no "format"`}},
+		{"nested too deep", `{"model":"m","messages":[],"x":` + strings.Repeat("[", 100) + strings.Repeat("]", 100) + `}`, []string{"nested deeper than 64 levels"}},
+		{"a file nested too deep", good(func(m map[string]any) {
+			spec(m)["body"].(map[string]any)["x"] = json.RawMessage(strings.Repeat("[", 9000) + strings.Repeat("]", 9000))
+		}), []string{"nested deeper than 64 levels"}},
+		{"curl nested too deep", `curl https://api.cerebras.ai/v1/chat/completions -d '{"model":"m","messages":[],"x":` + strings.Repeat("[", 100) + strings.Repeat("]", 100) + `}'`, []string{"nested deeper than 64 levels"}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			f, err := preset.Import([]byte(tt.data))

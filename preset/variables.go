@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"regexp"
+	"unicode/utf8"
 
 	"knobs/llm"
 )
@@ -31,14 +32,42 @@ func Variables(spec llm.RunSpec) []string {
 	return names
 }
 
+// TooLargeError is a body that would be larger than the limit once its
+// variables are filled in. Its text is for the user.
+type TooLargeError struct {
+	Size, Limit int // in bytes; Size as worked out, before anything was built
+}
+
+func (e *TooLargeError) Error() string {
+	return fmt.Sprintf("with its variables filled in, the body would be %s, past the %s a request may have: use shorter values or fewer placeholders",
+		size(e.Size), wholeSize(e.Limit))
+}
+
+// wholeSize writes a limit: "16 MiB" when it is whole mebibytes.
+func wholeSize(n int) string {
+	if n > 0 && n%(1<<20) == 0 {
+		return fmt.Sprintf("%d MiB", n>>20)
+	}
+	return size(n)
+}
+
 // Fill returns spec with the placeholders of its prompt text (the
 // strings Variables reads) replaced by values, and the names that have
 // no key in values, in order of first appearance; their placeholders
 // stay as they were. Values are inserted as text, never as JSON, and are
 // not searched for placeholders in turn. Every other field, and the
 // order of all fields, is kept; a body without placeholders comes back
-// unchanged. The error is for a body that is not a JSON object.
-func Fill(spec llm.RunSpec, values map[string]string) (llm.RunSpec, []string, error) {
+// unchanged. The error is for a body that is not a JSON object, or a
+// *TooLargeError when the filled body would pass limit bytes: a small
+// body repeating a placeholder thousands of times would otherwise grow a
+// large value into gigabytes, so the size is worked out before anything
+// is built.
+func Fill(spec llm.RunSpec, values map[string]string, limit int) (llm.RunSpec, []string, error) {
+	if n, err := filledSize(spec.Body, values); err != nil {
+		return spec, nil, err
+	} else if n > limit {
+		return spec, nil, &TooLargeError{Size: n, Limit: limit}
+	}
 	var missing []string
 	seen := map[string]bool{}
 	body, err := rewriteTexts(spec.Body, func(s string) (string, bool) {
@@ -63,6 +92,48 @@ func Fill(spec llm.RunSpec, values map[string]string) (llm.RunSpec, []string, er
 	}
 	spec.Body = body
 	return spec, missing, nil
+}
+
+// filledSize is about how many bytes body takes once Fill has replaced
+// its placeholders: never less, and more only by the escapes of the
+// placeholders themselves.
+func filledSize(body json.RawMessage, values map[string]string) (int, error) {
+	n := len(body)
+	encoded := map[string]int{}
+	_, err := rewriteTexts(body, func(s string) (string, bool) {
+		for _, m := range placeholder.FindAllStringSubmatchIndex(s, -1) {
+			name := s[m[2]:m[3]]
+			v, ok := values[name]
+			if !ok {
+				continue
+			}
+			size, ok := encoded[name]
+			if !ok {
+				size = encodedLen(v)
+				encoded[name] = size
+			}
+			n += size - (m[1] - m[0])
+		}
+		return s, false
+	})
+	return n, err
+}
+
+// encodedLen is the length of s inside a JSON string as encodeString
+// writes it, without its quotes.
+func encodedLen(s string) int {
+	n := 0
+	for _, r := range s {
+		switch {
+		case r == '"' || r == '\\' || r == '\n' || r == '\r' || r == '\t':
+			n += 2
+		case r < 0x20 || r == '\u2028' || r == '\u2029' || r == utf8.RuneError:
+			n += 6 // \u00XX, and invalid UTF-8 as \ufffd
+		default:
+			n += utf8.RuneLen(r)
+		}
+	}
+	return n
 }
 
 // rewriteTexts calls fn on each prompt text of body, in order, and

@@ -2,6 +2,8 @@ package preset_test
 
 import (
 	"encoding/json"
+	"errors"
+	"runtime"
 	"slices"
 	"strings"
 	"testing"
@@ -50,6 +52,9 @@ func TestVariables(t *testing.T) {
 	}
 }
 
+// noLimit is a cap on the filled body that no test body reaches.
+const noLimit = 16 << 20
+
 func TestFill(t *testing.T) {
 	tricky := "He said \"stop\"\nthen \\left</script>\t{{other}} ünïcode"
 	for _, tt := range []struct {
@@ -80,7 +85,7 @@ func TestFill(t *testing.T) {
 			completion(`{"prompt":["{{x}}",7,"b"],"model":"m"}`), map[string]string{"x": "a\"b"}, `{"prompt":["a\"b",7,"b"],"model":"m"}`, nil},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			got, missing, err := preset.Fill(tt.spec, tt.values)
+			got, missing, err := preset.Fill(tt.spec, tt.values, noLimit)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -100,7 +105,7 @@ func TestFill(t *testing.T) {
 	}
 
 	// The value arrives as written, whatever it holds.
-	got, _, err := preset.Fill(chat(`{"messages":[{"role":"user","content":"{{q}}"}]}`), map[string]string{"q": tricky})
+	got, _, err := preset.Fill(chat(`{"messages":[{"role":"user","content":"{{q}}"}]}`), map[string]string{"q": tricky}, noLimit)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -113,15 +118,58 @@ func TestFill(t *testing.T) {
 
 	// Without placeholders the body comes back byte for byte.
 	pretty := chat("{\n  \"messages\": [ {\"role\": \"user\", \"content\": \"hi\"} ],\n  \"top_p\": 1.0\n}")
-	got, missing, err := preset.Fill(pretty, map[string]string{"x": "1"})
+	got, missing, err := preset.Fill(pretty, map[string]string{"x": "1"}, noLimit)
 	if err != nil || string(got.Body) != string(pretty.Body) || missing != nil {
 		t.Errorf("Fill of a body without placeholders: %s %q %v", got.Body, missing, err)
 	}
 
-	if _, _, err := preset.Fill(chat(`{"messages":`), nil); err == nil {
+	if _, _, err := preset.Fill(chat(`{"messages":`), nil, noLimit); err == nil {
 		t.Error("Fill of a body that is not JSON did not fail")
 	}
-	if _, _, err := preset.Fill(chat(`[1]`), nil); err == nil {
+	if _, _, err := preset.Fill(chat(`[1]`), nil, noLimit); err == nil {
 		t.Error("Fill of a body that is not an object did not fail")
+	}
+}
+
+func TestFillRefusesABodyPastTheLimitBeforeBuildingIt(t *testing.T) {
+	// 3,000 placeholders of a 1 MiB value: 3 GB if it were built.
+	body := chat(`{"model":"m","messages":[{"role":"user","content":"` + strings.Repeat("{{a}}", 3000) + `"}]}`)
+	big := strings.Repeat("x", 1<<20)
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	_, _, err := preset.Fill(body, map[string]string{"a": big}, noLimit)
+	runtime.ReadMemStats(&after)
+	var tl *preset.TooLargeError
+	if !errors.As(err, &tl) || tl.Limit != noLimit || tl.Size < 3000<<20 {
+		t.Fatalf("Fill = %v, want a TooLargeError of about 3 GB against the limit", err)
+	}
+	if !strings.Contains(err.Error(), "16 MiB") {
+		t.Errorf("message %q does not name the limit", err)
+	}
+	// The size is worked out, not built.
+	if n := after.TotalAlloc - before.TotalAlloc; n > 32<<20 {
+		t.Errorf("refusing took %d MiB of allocations", n>>20)
+	}
+
+	// The size counts the value as JSON writes it: a quote or a newline
+	// takes two bytes, a control character six.
+	for _, tt := range []struct {
+		value string
+		fits  bool
+	}{
+		{strings.Repeat("a", 100), true},
+		{strings.Repeat("\n", 50), true},
+		{strings.Repeat("\x01", 100), false},
+		{strings.Repeat("\"", 101), false},
+	} {
+		spec := chat(`{"messages":[{"role":"user","content":"{{v}}"}]}`)
+		limit := len(spec.Body) - len("{{v}}") + 200
+		got, _, err := preset.Fill(spec, map[string]string{"v": tt.value}, limit)
+		if tt.fits && (err != nil || len(got.Body) > limit) {
+			t.Errorf("value %q: %v, %d bytes; want it filled within %d", tt.value, err, len(got.Body), limit)
+		}
+		if !tt.fits && err == nil {
+			t.Errorf("value %q: filled into %d bytes, past the limit %d", tt.value, len(got.Body), limit)
+		}
 	}
 }

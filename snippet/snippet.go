@@ -29,21 +29,68 @@ type Snippet struct {
 
 // Render returns the request as curl, Python, JavaScript and Go.
 func Render(r Request) []Snippet {
-	pretty := indentJSON(r.Body, "  ")
+	pretty, indented := indentJSON(r.Body, "  ")
 	return []Snippet{
 		{"curl", "curl", curl(r, pretty)},
-		{"python", "Python (openai SDK)", python(r)},
+		{"python", "Python (openai SDK)", python(r, indented)},
 		{"javascript", "JavaScript (openai SDK)", javascript(r, pretty)},
 		{"go", "Go (net/http)", goCode(r, pretty)},
 	}
 }
 
-func indentJSON(b []byte, indent string) string {
+// maxGrowth is how many times larger than the body its indented copy may
+// be. Indenting writes a line per value, as many spaces deep as the value
+// is: a long list of small values deep in a body grows a hundred times
+// over, once per snippet, and a body a thousand levels deep grows into
+// gigabytes.
+const maxGrowth = 4
+
+// indentJSON indents b with indent per level, and says whether it did: b
+// comes back as it is when it is not JSON or when indenting would grow it
+// past maxGrowth times its size.
+func indentJSON(b []byte, indent string) (string, bool) {
+	if indentedSize(b, len(indent)) > maxGrowth*len(b)+4096 {
+		return string(b), false
+	}
 	var out bytes.Buffer
 	if json.Indent(&out, b, "", indent) != nil {
-		return string(b)
+		return string(b), false
 	}
-	return out.String()
+	return out.String(), true
+}
+
+// indentedSize is about the size of b indented by indent bytes a level,
+// or more: each bracket and comma outside strings starts a line as deep
+// as it is, and a closing bracket may start one more. It reads b once,
+// without building anything.
+func indentedSize(b []byte, indent int) int {
+	n, depth := len(b), 0
+	inString, escaped := false, false
+	for _, c := range b {
+		switch {
+		case inString:
+			switch {
+			case escaped:
+				escaped = false
+			case c == '\\':
+				escaped = true
+			case c == '"':
+				inString = false
+			}
+		case c == '"':
+			inString = true
+		case c == '[' || c == '{':
+			depth++
+			n += 2 * (1 + depth*indent)
+		case c == ',':
+			n += 2 * (1 + depth*indent)
+		case c == ']' || c == '}':
+			depth--
+		case c == ':':
+			n++
+		}
+	}
+	return n
 }
 
 // shellQuote wraps s in single quotes for a POSIX shell.
@@ -104,9 +151,16 @@ func pyValue(v any, indent string) string {
 	return fmt.Sprint(v)
 }
 
-func python(r Request) string {
-	decoded, _ := ordered.Decode(r.Body)
-	fields, ok := decoded.(*ordered.Object)
+// python writes the body as keyword arguments when indented, the JSON
+// that curl shows was indented; otherwise as one dictionary on one line,
+// which a deep body cannot grow.
+func python(r Request, indented bool) string {
+	var fields *ordered.Object
+	ok := false
+	if indented {
+		decoded, _ := ordered.Decode(r.Body)
+		fields, ok = decoded.(*ordered.Object)
+	}
 	var b strings.Builder
 	b.WriteString("import os\nfrom openai import OpenAI\n\n")
 	key := `"none"`

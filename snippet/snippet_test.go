@@ -76,3 +76,26 @@ func TestCompletionsUseTheCompletionsAPI(t *testing.T) {
 		t.Errorf("curl URL wrong:\n%s", code["curl"])
 	}
 }
+
+func TestSnippetsOfADeepBodyStaySmall(t *testing.T) {
+	// 60 levels down, a long list of small values: indenting each onto
+	// its own line would write 120 spaces for every 2 bytes of the body,
+	// four times over; and 5,000 levels would write 25 MB per level.
+	for name, extra := range map[string]string{
+		"wide and deep": strings.Repeat("[", 60) + strings.Repeat("1,", 50000) + "1" + strings.Repeat("]", 60),
+		"very deep":     strings.Repeat(`{"a":`, 5000) + "1" + strings.Repeat("}", 5000),
+	} {
+		r := chat
+		r.Body = []byte(`{"model":"m","messages":[],"x":` + extra + `}`)
+		total := 0
+		for _, s := range Render(r) {
+			total += len(s.Code)
+			if !strings.Contains(strings.Join(strings.Fields(s.Code), ""), `"x":`+extra[:20]) {
+				t.Errorf("%s: the %s snippet lost the body", name, s.Lang)
+			}
+		}
+		if total > 4*(4*len(r.Body)+8192) {
+			t.Errorf("%s: %d bytes of snippets for a body of %d", name, total, len(r.Body))
+		}
+	}
+}

@@ -18,11 +18,9 @@ import (
 	"knobs/web/session"
 )
 
-// BodyLimit bounds every request body. A run's spec with long messages,
-// tools and schemas fits many times over; it is above the 1 MiB a preset
-// file may have, so that an oversized import reaches the handler and is
-// refused with a message about the file rather than a cut connection.
-const BodyLimit = 16 << 20
+// BodyLimit bounds every request body; the handlers bound a body with its
+// variables filled in by the same figure.
+const BodyLimit = handlers.MaxBody
 
 // StorageFullMessage is what a user sees when a write fails because the
 // disk under the database is full.

@@ -251,12 +251,17 @@ func (j *job) setChat(r *request) *apiError {
 			if len(raw) == 0 || string(raw) == "null" {
 				raw = json.RawMessage(`{"type":"object"}`)
 			}
+			// Decoded first: it refuses a schema nested too deep for the
+			// compiler and the generator to walk.
+			schema, err := ordered.Decode(raw)
+			if err != nil {
+				return badValue("response_format", "invalid JSON schema in response_format: %v", err)
+			}
 			sch, err := compileSchema(raw)
 			if err != nil {
 				return badValue("response_format", "invalid JSON schema in response_format: %v", err)
 			}
-			j.compiled = sch
-			j.schema, _ = ordered.Decode(raw)
+			j.compiled, j.schema = sch, schema
 			j.promptTokens += countTokens(string(raw))
 		default:
 			return badValue("response_format", "unknown response_format type %q", rf.Type)
@@ -270,11 +275,16 @@ func (j *job) setChat(r *request) *apiError {
 		if len(raw) == 0 || string(raw) == "null" {
 			raw = json.RawMessage(`{"type":"object","properties":{}}`)
 		}
+		// Decoded first: it refuses a schema nested too deep for the
+		// compiler and the generator to walk.
+		params, err := ordered.Decode(raw)
+		if err != nil {
+			return badValue("tools", "invalid parameters schema for tool %s: %v", t.Function.Name, err)
+		}
 		sch, err := compileSchema(raw)
 		if err != nil {
 			return badValue("tools", "invalid parameters schema for tool %s: %v", t.Function.Name, err)
 		}
-		params, _ := ordered.Decode(raw)
 		j.tools = append(j.tools, jobTool{name: t.Function.Name, params: params, compiled: sch})
 		j.promptTokens += 8 + countTokens(t.Function.Name) + countTokens(string(raw))
 		if t.Function.Description != nil {
@@ -410,10 +420,11 @@ func (j *job) generate(index, promptIndex int, prompt string, sample int) *choic
 	}
 	var calls []call
 	var content []token
+	var cut bool // the JSON was cut short to fit max_tokens as it was built
 	if idx := j.toolsToCall(); idx != nil {
-		calls = j.toolCalls(stream(3), read, idx)
+		calls, cut = j.toolCalls(stream(3), read, idx)
 	} else {
-		content = j.answer(stream(2), read)
+		content, cut = j.answer(stream(2), read)
 	}
 
 	limit := j.limit
@@ -436,12 +447,15 @@ func (j *job) generate(index, promptIndex int, prompt string, sample int) *choic
 	if len(reasoning) > c.reasoned {
 		c.finish = "length"
 	}
-	if len(content) > limit {
-		content, c.finish = content[:limit], "length"
+	if len(content) > limit || cut && len(calls) == 0 {
+		content, c.finish = content[:min(limit, len(content))], "length"
 	}
 	c.content, c.finish = cutAtStop(content, j.stop, c.finish)
 	if len(calls) > 0 && c.finish != "length" {
 		c.calls, c.finish = fitCalls(calls, limit)
+		if cut {
+			c.finish = "length"
+		}
 	}
 	if j.prof.failAfter > 0 {
 		c.failAt = j.prof.failAfter + stream(4).rng.IntN(j.prof.failAfter)
@@ -450,11 +464,13 @@ func (j *job) generate(index, promptIndex int, prompt string, sample int) *choic
 }
 
 // answer writes the content of a choice: prose, or JSON when a
-// response_format asks for it.
-func (j *job) answer(s *sampler, read topics) []token {
+// response_format asks for it; cut says the JSON was cut short to fit
+// max_tokens.
+func (j *job) answer(s *sampler, read topics) (toks []token, cut bool) {
 	switch j.jsonMode {
 	case "json_schema":
-		return jsonTokens(j.validInstance(s, read, j.schema, j.compiled))
+		v, cut := j.validInstance(s, read, j.schema, j.compiled)
+		return jsonTokens(v), cut
 	case "json_object":
 		w := newWriter(s, read)
 		o := ordered.NewObject()
@@ -467,7 +483,7 @@ func (j *job) answer(s *sampler, read topics) []token {
 		o.Set("keywords", kw)
 		w.from("body", bodySentences, "")
 		o.Set("summary", joinTokens(w.out.toks))
-		return jsonTokens(o)
+		return jsonTokens(o), false
 	}
 	opener, lead := openers, ""
 	switch {
@@ -480,31 +496,38 @@ func (j *job) answer(s *sampler, read topics) []token {
 	case j.lastRole == "tool":
 		opener = toolOpeners
 	}
-	return newWriter(s, read).answer(s.between(j.prof.minLen, j.prof.maxLen), j.minTokens, lead, opener)
+	return newWriter(s, read).answer(s.between(j.prof.minLen, j.prof.maxLen), j.minTokens, lead, opener), false
 }
 
 // validInstance generates values for a schema until one validates; the
 // generator covers the common keywords, and a few tries settle the rest
-// (oneOf exclusivity, uniqueness).
-func (j *job) validInstance(s *sampler, read topics, schema any, compiled *jsonschema.Schema) any {
-	g := &instance{s: s, root: schema, words: read.keywords}
-	var v any
+// (oneOf exclusivity, uniqueness). A value cut short to fit max_tokens
+// is returned at once with cut true: trying again would only cut again.
+func (j *job) validInstance(s *sampler, read topics, schema any, compiled *jsonschema.Schema) (v any, cut bool) {
 	for range 8 {
+		g := newInstance(s, schema, read.keywords, j.limit)
 		v = g.value(schema, 0, "")
+		if g.cut {
+			return v, true
+		}
 		b, _ := json.Marshal(v)
 		doc, err := jsonschema.UnmarshalJSON(strings.NewReader(string(b)))
 		if err == nil && compiled.Validate(doc) == nil {
-			return v
+			return v, false
 		}
 	}
-	return v
+	return v, false
 }
 
-func (j *job) toolCalls(s *sampler, read topics, idx []int) []call {
-	calls := make([]call, 0, len(idx))
+// toolCalls writes the calls of tools idx; cut says an argument object was
+// cut short to fit max_tokens.
+func (j *job) toolCalls(s *sampler, read topics, idx []int) (calls []call, cut bool) {
+	calls = make([]call, 0, len(idx))
 	for _, i := range idx {
 		t := j.tools[i]
-		args, _ := json.Marshal(j.validInstance(s, read, t.params, t.compiled))
+		v, short := j.validInstance(s, read, t.params, t.compiled)
+		cut = cut || short
+		args, _ := json.Marshal(v)
 		toks := tokenize(string(args))
 		parts := min(len(toks), s.between(3, 5))
 		c := call{id: "call_" + hex(s.rng, 24), name: t.name, tokens: countTokens(t.name) + len(toks) + 3}
@@ -514,7 +537,7 @@ func (j *job) toolCalls(s *sampler, read topics, idx []int) []call {
 		}
 		calls = append(calls, c)
 	}
-	return calls
+	return calls, cut
 }
 
 // fitCalls keeps the tool calls that fit in limit tokens; a call cut

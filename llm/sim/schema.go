@@ -18,39 +18,78 @@ import (
 // schema (types, properties and required, items and array bounds, enum,
 // const, string formats and patterns, number ranges, anyOf/oneOf/allOf,
 // $ref into $defs) and fills strings from the prompt's key words.
+//
+// The schema comes from a user, so the walk is bounded three ways: by
+// depth, by how often one $ref is followed inside itself, and by room, the
+// bytes the value may take before max_tokens would cut it anyway. Past a
+// bound the generator writes the simplest value of the schema's type and
+// notes that it cut the value short.
 type instance struct {
 	s     *sampler
 	root  any
 	words []string
+	room  int            // bytes left to write; at 0 or below, only simplest values
+	refs  map[string]int // the $refs being followed now, with how deep each
+	cut   bool           // a bound made the value smaller than the schema asks
 }
 
+// newInstance returns a generator for schema with room for about limit
+// tokens.
+func newInstance(s *sampler, schema any, words []string, limit int) *instance {
+	return &instance{s: s, root: schema, words: words, room: roomFor(limit), refs: map[string]int{}}
+}
+
+// roomFor is the bytes a value of limit tokens may take while it is built:
+// generously more than limit tokens of indented JSON hold, so that what
+// max_tokens then cuts reads the same as if the whole value had been
+// built, and little enough that a schema asking for millions of items
+// builds kilobytes, not gigabytes.
+func roomFor(limit int) int { return 16*max(limit, 1) + 1024 }
+
 // maxDepth bounds recursion through self-referencing schemas; from
-// shallowDepth on only what the schema requires is written.
+// shallowDepth on only what the schema requires is written. maxRefDepth is
+// how often one $ref is followed inside itself; maxRefHops how long a chain
+// of $refs to $refs deref follows.
 const (
 	maxDepth     = 24
 	shallowDepth = 5
+	maxRefDepth  = 3
+	maxRefHops   = 8
 )
 
 func (g *instance) value(s any, depth int, name string) any {
 	if depth > maxDepth {
+		g.cut = true
 		return nil
 	}
 	m, ok := s.(*ordered.Object)
 	if !ok {
-		return g.word() // true or {}: anything goes
+		return g.spend(g.word()) // true or {}: anything goes
 	}
 	if ref, ok := m.Get("$ref"); ok {
 		if r, ok := g.resolve(ref); ok {
-			return g.value(merge(without(m, "$ref"), r), depth+1, name)
+			merged := merge(without(m, "$ref"), r)
+			key, _ := ref.(string)
+			if g.room <= 0 || g.refs[key] >= maxRefDepth {
+				g.cut = true
+				return g.simplest(merged)
+			}
+			g.refs[key]++
+			defer func() { g.refs[key]-- }()
+			return g.value(merged, depth+1, name)
 		}
 	}
+	if g.room <= 0 {
+		g.cut = true
+		return g.simplest(m)
+	}
 	if c, ok := m.Get("const"); ok {
-		return c
+		return g.spend(c)
 	}
 	if e, ok := m.Get("enum"); ok {
 		if vals, ok := e.([]any); ok && len(vals) > 0 {
 			i, _ := g.s.pick(len(vals), nil)
-			return vals[i]
+			return g.spend(vals[i])
 		}
 	}
 	if all, ok := m.Get("allOf"); ok {
@@ -74,16 +113,59 @@ func (g *instance) value(s any, depth int, name string) any {
 	case "array":
 		return g.array(m, depth, name)
 	case "integer":
-		return g.number(m, name, true)
+		return g.spend(g.number(m, name, true))
 	case "number":
-		return g.number(m, name, false)
+		return g.spend(g.number(m, name, false))
 	case "boolean":
 		i, _ := g.s.pick(2, nil)
-		return i == 0
+		return g.spend(i == 0)
 	case "null":
+		return g.spend(nil)
+	}
+	return g.spend(g.str(m, name))
+}
+
+// spend takes the bytes of scalar v from the room left and returns v.
+func (g *instance) spend(v any) any {
+	switch x := v.(type) {
+	case string:
+		g.room -= len(x) + 2
+	case json.Number:
+		g.room -= len(x)
+	default:
+		g.room -= 5 // null, true, false; or a const or enum value, counted small
+	}
+	return v
+}
+
+// simplest is the smallest value of the type schema s asks for, written
+// when a bound stops the walk: it may not satisfy s, as an answer cut by
+// max_tokens would not either.
+func (g *instance) simplest(s any) any {
+	g.room -= 2
+	m, ok := s.(*ordered.Object)
+	if !ok {
 		return nil
 	}
-	return g.str(m, name)
+	if c, ok := m.Get("const"); ok {
+		return c
+	}
+	if vals := asList(m.Vals["enum"]); len(vals) > 0 {
+		return vals[0]
+	}
+	switch typeName(m) {
+	case "object":
+		return ordered.NewObject()
+	case "array":
+		return []any{}
+	case "integer", "number":
+		return json.Number("0")
+	case "boolean":
+		return false
+	case "string":
+		return ""
+	}
+	return nil
 }
 
 func (g *instance) object(m *ordered.Object, depth int, name string) any {
@@ -96,11 +178,13 @@ func (g *instance) object(m *ordered.Object, depth int, name string) any {
 		}
 	}
 	maxProps := intKeyword(m, "maxProperties", math.MaxInt)
+	g.room -= 2
 	if props != nil {
 		for _, k := range props.Keys {
-			if !required[k] && (depth >= shallowDepth || len(out.Keys) >= maxProps || !g.s.chance(0.8)) {
+			if !required[k] && (depth >= shallowDepth || len(out.Keys) >= maxProps || g.room <= 0 || !g.s.chance(0.8)) {
 				continue
 			}
+			g.room -= len(k) + 4
 			out.Set(k, g.value(props.Vals[k], depth+1, k))
 		}
 	}
@@ -108,6 +192,7 @@ func (g *instance) object(m *ordered.Object, depth int, name string) any {
 	for _, r := range asList(m.Vals["required"]) {
 		if k, ok := r.(string); ok {
 			if _, done := out.Get(k); !done {
+				g.room -= len(k) + 4
 				out.Set(k, g.value(extra, depth+1, k))
 			}
 		}
@@ -118,6 +203,7 @@ func (g *instance) object(m *ordered.Object, depth int, name string) any {
 				if dk, ok := d.(string); ok {
 					if _, done := out.Get(dk); !done {
 						sub, _ := props.Get(dk)
+						g.room -= len(dk) + 4
 						out.Set(dk, g.value(sub, depth+1, dk))
 					}
 				}
@@ -125,10 +211,15 @@ func (g *instance) object(m *ordered.Object, depth int, name string) any {
 		}
 	}
 	for minProps := intKeyword(m, "minProperties", 0); len(out.Keys) < minProps; {
+		if g.room <= 0 {
+			g.cut = true // a real model runs out of tokens here too
+			break
+		}
 		added := false
 		if props != nil {
 			for _, k := range props.Keys {
 				if _, done := out.Get(k); !done {
+					g.room -= len(k) + 4
 					out.Set(k, g.value(props.Vals[k], depth+1, k))
 					added = true
 					break
@@ -140,6 +231,7 @@ func (g *instance) object(m *ordered.Object, depth int, name string) any {
 				break
 			}
 			k := fmt.Sprintf("extra_%d", len(out.Keys)+1)
+			g.room -= len(k) + 4
 			out.Set(k, g.value(extra, depth+1, k))
 		}
 	}
@@ -166,7 +258,13 @@ func (g *instance) array(m *ordered.Object, depth int, name string) any {
 	unique := m.Vals["uniqueItems"] == true
 	out := []any{}
 	seen := map[string]bool{}
+	g.room -= 2
 	for i := 0; len(out) < n && i < n+8; i++ {
+		if g.room <= 0 {
+			g.cut = true // minItems in the millions: as many as max_tokens lets out
+			break
+		}
+		g.room -= 2
 		sub := items
 		if len(out) < len(prefix) {
 			sub = prefix[len(out)]
@@ -189,6 +287,10 @@ func (g *instance) array(m *ordered.Object, depth int, name string) any {
 	if c, ok := m.Get("contains"); ok {
 		need := max(1, intKeyword(m, "minContains", 1))
 		for i := range need {
+			if g.room <= 0 {
+				g.cut = true
+				break
+			}
 			v := g.value(c, depth+1, singular(name))
 			if i < len(out) {
 				out[i] = v
@@ -324,8 +426,20 @@ func (g *instance) str(m *ordered.Object, name string) any {
 		}
 	}
 	v := g.named(name)
-	for utf8.RuneCountInString(v) < minLen {
-		v += " " + g.word()
+	if n := utf8.RuneCountInString(v); n < minLen {
+		// Words up to minLength, or up to the room left: a minLength in the
+		// millions is cut as max_tokens would cut it.
+		var b strings.Builder
+		b.WriteString(v)
+		for ; n < minLen; n += utf8.RuneCountInString(v) + 1 {
+			if b.Len() >= g.room {
+				g.cut = true
+				break
+			}
+			v = g.word()
+			b.WriteString(" " + v)
+		}
+		v = b.String()
 	}
 	if utf8.RuneCountInString(v) > maxLen {
 		v = string([]rune(v)[:maxLen])
@@ -546,12 +660,18 @@ func (g *instance) resolve(ref any) (any, bool) {
 	return cur, true
 }
 
-// deref follows s's $ref, if any, one level.
+// deref follows s's $ref, and the $ref of what it points to, and so on
+// for at most maxRefHops: a $ref that leads back to itself stops there,
+// still a $ref, for value to bound.
 func (g *instance) deref(s any) any {
-	if m, ok := s.(*ordered.Object); ok {
+	return g.derefHops(s, maxRefHops)
+}
+
+func (g *instance) derefHops(s any, hops int) any {
+	if m, ok := s.(*ordered.Object); ok && hops > 0 {
 		if ref, ok := m.Get("$ref"); ok {
 			if r, ok := g.resolve(ref); ok {
-				return merge(without(m, "$ref"), g.deref(r))
+				return merge(without(m, "$ref"), g.derefHops(r, hops-1))
 			}
 		}
 	}

@@ -179,3 +179,75 @@ func TestToolCalls(t *testing.T) {
 		t.Errorf("after a tool result: calls %v, finish %q, content %q", s.calls[0], s.finish[0], first(s.content[0]))
 	}
 }
+
+// hostile are schemas a user can send that once took the server down:
+// $refs that lead back to themselves overflowed the stack, and min*
+// keywords in the millions built gigabytes before max_tokens applied.
+var hostile = map[string]string{
+	"anyOf refers to itself":        `{"anyOf":[{"$ref":"#/anyOf/0"}]}`,
+	"oneOf refers to itself":        `{"oneOf":[{"$ref":"#/oneOf/0"}]}`,
+	"allOf through a def":           `{"$defs":{"a":{"$ref":"#/$defs/a"}},"allOf":[{"$ref":"#/$defs/a"}]}`,
+	"two defs refer to each other":  `{"$defs":{"a":{"$ref":"#/$defs/b"},"b":{"$ref":"#/$defs/a"}},"anyOf":[{"$ref":"#/$defs/a"}]}`,
+	"root refers to itself":         `{"$ref":"#"}`,
+	"three required self refs":      `{"type":"object","properties":{"a":{"$ref":"#"},"b":{"$ref":"#"},"c":{"$ref":"#"}},"required":["a","b","c"]}`,
+	"allOf of the root, twice":      `{"type":"object","properties":{"x":{"type":"string"}},"required":["x"],"allOf":[{"$ref":"#"},{"$ref":"#"}]}`,
+	"minItems in the millions":      `{"type":"array","minItems":5000000,"items":{"type":"integer"}}`,
+	"minProperties in the millions": `{"type":"object","minProperties":3000000}`,
+	"minLength in the millions":     `{"type":"object","properties":{"s":{"type":"string","minLength":3000000}},"required":["s"]}`,
+	"minContains in the millions":   `{"type":"array","contains":{"type":"integer"},"minContains":4000000}`,
+	"nested huge arrays":            `{"type":"array","minItems":1000,"items":{"type":"array","minItems":1000,"items":{"type":"array","minItems":1000}}}`,
+}
+
+func TestHostileSchemasEndWithinTheTokenBudget(t *testing.T) {
+	const maxTokens = 200
+	tg := targets(t, fast)[0]
+	for name, schema := range hostile {
+		for _, as := range []string{"response_format", "tool"} {
+			extra := map[string]any{"seed": 1, "max_tokens": maxTokens,
+				"response_format": map[string]any{"type": "json_schema", "json_schema": map[string]any{"name": "x", "schema": json.RawMessage(schema)}}}
+			if as == "tool" {
+				delete(extra, "response_format")
+				extra["tools"] = []map[string]any{{"type": "function", "function": map[string]any{"name": "f", "parameters": json.RawMessage(schema)}}}
+				extra["tool_choice"] = "required"
+			}
+			a := tg.post(t, "/v1/chat/completions", chatBody("sim-fast", "Give me data", extra))
+			if a.status != 200 {
+				t.Errorf("%s as %s: status %d: %s", name, as, a.status, a.body)
+				continue
+			}
+			var r chatResponse
+			mustDecode(t, string(a.body), &r)
+			out := ""
+			if m := r.Choices[0].Message; m.Content != nil {
+				out = *m.Content
+			} else if len(m.ToolCalls) > 0 {
+				out = m.ToolCalls[0].Function.Arguments
+			}
+			// A few bytes per token at most; the whole answer stays small.
+			if len(out) > 16*maxTokens || len(a.body) > 64<<10 {
+				t.Errorf("%s as %s: %d bytes of output, %d of answer, for %d tokens", name, as, len(out), len(a.body), maxTokens)
+			}
+			if strings.HasPrefix(name, "min") && r.Choices[0].FinishReason != "length" {
+				t.Errorf("%s as %s: finish_reason %q, want length", name, as, r.Choices[0].FinishReason)
+			}
+			if r.Usage.CompletionTokens > maxTokens {
+				t.Errorf("%s as %s: %d completion tokens, past max_tokens %d", name, as, r.Usage.CompletionTokens, maxTokens)
+			}
+		}
+	}
+}
+
+func TestSchemaNestedTooDeepIsA400(t *testing.T) {
+	deep := strings.Repeat(`{"type":"array","items":`, 100) + `{"type":"integer"}` + strings.Repeat("}", 100)
+	for _, tg := range targets(t, fast) {
+		for _, extra := range []map[string]any{
+			{"response_format": map[string]any{"type": "json_schema", "json_schema": map[string]any{"name": "x", "schema": json.RawMessage(deep)}}},
+			{"tools": []map[string]any{{"type": "function", "function": map[string]any{"name": "f", "parameters": json.RawMessage(deep)}}}},
+		} {
+			a := tg.post(t, "/v1/chat/completions", chatBody("sim-fast", "Give me data", extra))
+			if a.status != 400 || !strings.Contains(string(a.body), "nested deeper than 64 levels") {
+				t.Errorf("%s: %d %s, want 400 naming the depth", tg.name, a.status, a.body)
+			}
+		}
+	}
+}
