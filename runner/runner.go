@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"runtime/debug"
 	"sync"
 	"time"
 
@@ -68,6 +69,8 @@ var (
 	// ErrOutputLimit and ErrMaxDuration end a run at one of Knobs' bounds.
 	ErrOutputLimit = errors.New("runner: the output limit was reached")
 	ErrMaxDuration = errors.New("runner: the run reached its maximum duration")
+	// errPanic ends a run whose relay panicked.
+	errPanic = errors.New("runner: internal error")
 )
 
 // Error kinds of the runner's own, beside the provider's (llm.ErrorKind).
@@ -76,6 +79,8 @@ const (
 	KindLimit llm.ErrorKind = "limit"
 	// KindStorage is a run that ended but could not be stored.
 	KindStorage llm.ErrorKind = "storage"
+	// KindInternal is a run stopped by a fault in Knobs itself.
+	KindInternal llm.ErrorKind = "internal"
 )
 
 // LimitError refuses a run that would pass a bound on the runs going at
@@ -124,6 +129,19 @@ func New(store Store, log *slog.Logger, opts Options) *Runner {
 	def(&opts.MetricsEvery, 200*time.Millisecond)
 	def(&opts.MaxDuration, 30*time.Minute)
 	def(&opts.StoreRetry, time.Second)
+	if render := opts.Render; render != nil {
+		// A renderer that panics on some answer costs that answer its
+		// HTML, not the run: the page shows the text instead.
+		opts.Render = func(md string) (html string) {
+			defer func() {
+				if p := recover(); p != nil {
+					log.Error("panic rendering an answer", "panic", fmt.Sprint(p), "stack", string(debug.Stack()))
+					html = ""
+				}
+			}()
+			return render(md)
+		}
+	}
 	if opts.MaxOutputBytes <= 0 {
 		opts.MaxOutputBytes = 8 << 20
 	}
@@ -327,29 +345,18 @@ func (r *Runner) drive(ctx context.Context, run *Run, s Streamer, spec llm.RunSp
 	}()
 	tooLong := time.AfterFunc(r.opts.MaxDuration, func() { run.cancel(ErrMaxDuration) })
 
-	st := s.Stream(ctx, spec)
-	run.setRequest(st.Request())
-	var lastMetrics time.Time
-	for st.Next() {
-		now := time.Now()
-		if !run.apply(st.Event(), now, r.opts.MaxOutputBytes) {
-			// Stop reading at once: the cancel ends the upstream request,
-			// and nothing past the cap is kept.
-			run.cancel(ErrOutputLimit)
-			break
-		}
-		if now.Sub(lastMetrics) >= r.opts.MetricsEvery {
-			lastMetrics = now
-			run.emitMetrics(now)
-		}
-	}
+	st, panicked := r.relay(ctx, run, s, spec)
 	tooLong.Stop()
-	st.Close()
+	var upstreamErr *llm.Error
+	var rawResponse []byte
+	if st != nil {
+		st.Close()
+		upstreamErr, rawResponse = st.Err(), st.RawResponse()
+	}
 	close(stopCheckpoints)
 	<-checkpointsDone
 
 	status := db.RunDone
-	upstreamErr := st.Err()
 	switch cause := context.Cause(ctx); {
 	case errors.Is(cause, ErrCancelled), errors.Is(cause, ErrNoListener):
 		status, upstreamErr = db.RunCancelled, nil
@@ -365,13 +372,16 @@ func (r *Runner) drive(ctx context.Context, run *Run, s Streamer, spec llm.RunSp
 	case upstreamErr != nil:
 		status = db.RunError
 	}
+	if panicked {
+		status, upstreamErr = db.RunError, &llm.Error{Kind: KindInternal, Message: "Knobs hit an internal error while relaying this run and stopped it; it has been logged. What came before is kept."}
+	}
 	end := run.finish(status, upstreamErr, r.opts.Render, spec.Body)
 	if end.encodeErr != nil {
 		r.log.Error("encoding the result of run", "run", run.ID, "err", end.encodeErr)
 	}
 	save := &finalSave{
 		id: run.ID, status: status, rawRequest: run.request(), result: end.result,
-		events: end.events, rawResponse: st.RawResponse(), times: end.times, at: time.Now(),
+		events: end.events, rawResponse: rawResponse, times: end.times, at: time.Now(),
 	}
 	err := save.write(r.store)
 	// The slot is free before listeners hear the end, so that a user who
@@ -392,6 +402,37 @@ func (r *Runner) drive(ctx context.Context, run *Run, s Streamer, spec llm.RunSp
 		return save
 	}
 	return nil
+}
+
+// relay folds the provider stream into the run's frames until it ends
+// or the output cap is reached. A panic in it (a decoder or a frame
+// builder meeting what it never expected) is logged and ends this run
+// alone, as an error with its output so far: every other run goes on.
+func (r *Runner) relay(ctx context.Context, run *Run, s Streamer, spec llm.RunSpec) (st *llm.Stream, panicked bool) {
+	defer func() {
+		if p := recover(); p != nil {
+			r.log.Error("panic relaying run", "run", run.ID, "panic", fmt.Sprint(p), "stack", string(debug.Stack()))
+			run.cancel(errPanic)
+			panicked = true
+		}
+	}()
+	st = s.Stream(ctx, spec)
+	run.setRequest(st.Request())
+	var lastMetrics time.Time
+	for st.Next() {
+		now := time.Now()
+		if !run.apply(st.Event(), now, r.opts.MaxOutputBytes) {
+			// Stop reading at once: the cancel ends the upstream request,
+			// and nothing past the cap is kept.
+			run.cancel(ErrOutputLimit)
+			break
+		}
+		if now.Sub(lastMetrics) >= r.opts.MetricsEvery {
+			lastMetrics = now
+			run.emitMetrics(now)
+		}
+	}
+	return st, false
 }
 
 // finalSave is what is left to write of a finished run. Each part is its
