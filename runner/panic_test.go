@@ -15,7 +15,9 @@ import (
 // stream is opened.
 type panickingStreamer struct{}
 
-func (panickingStreamer) Stream(context.Context, llm.RunSpec) *llm.Stream { panic("a fault in a client") }
+func (panickingStreamer) Stream(context.Context, llm.RunSpec) *llm.Stream {
+	panic("a fault in a client")
+}
 
 // A fault in one run ends that run as an error, stored with what it had;
 // the process and every other run go on.
