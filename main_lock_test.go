@@ -124,3 +124,32 @@ func leftRunningWhileOpen(t *testing.T, path string) (status func() string) {
 	}
 	return func() string { return rawStatus(t, path, id) }
 }
+
+// Knobs starts, and serves, even when the runs the last process left
+// running cannot be marked interrupted (here a trigger refuses every
+// change to runs, as a full disk refuses every write).
+func TestStartsWhenLeftOverRunsCannotBeMarked(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "knobs.db")
+	status := leftRunning(t, path)
+	if _, err := rawOpen(t, path).Exec(`CREATE TRIGGER full_disk BEFORE UPDATE ON runs BEGIN SELECT RAISE(FAIL, 'database or disk is full'); END`); err != nil {
+		t.Fatal(err)
+	}
+	base, stop := start(t, map[string]string{"KNOBS_ADDR": "127.0.0.1:0", "KNOBS_DB": path, "KNOBS_SECRET": strings.Repeat("s", 32)})
+	resp, err := http.Get(base + "/healthz")
+	if err != nil || resp.StatusCode != http.StatusOK {
+		t.Errorf("healthz after a start with runs it could not mark: %v", err)
+	} else {
+		resp.Body.Close()
+	}
+	http.DefaultClient.CloseIdleConnections()
+	log, err := stop()
+	if err != nil {
+		t.Errorf("stop: %v", err)
+	}
+	if !strings.Contains(log, "could not be marked interrupted") {
+		t.Errorf("the log does not say the runs could not be marked:\n%s", log)
+	}
+	if got := status(); got != db.RunRunning {
+		t.Errorf("the run is %q; the trigger should have kept it running", got)
+	}
+}
