@@ -128,7 +128,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 	// Knobs starts even when left-over runs cannot be marked (a full
 	// disk): their pages and event streams already show a run that no
 	// process runs as interrupted, and the next start marks them.
-	if n, err := store.InterruptRuns(ctx); err != nil {
+	if n, err := store.InterruptRuns(ctx, runner.ResultFromFrames); err != nil {
 		log.Error("runs left running by the last process could not be marked interrupted; they show as interrupted and are marked at the next start", "err", err, "storage_full", db.IsFull(err))
 	} else if n > 0 {
 		log.Warn("runs left running by the last process are marked interrupted, with their partial output", "runs", n)

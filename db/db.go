@@ -20,6 +20,7 @@ import (
 	"os"
 	"runtime"
 	"sync"
+	"sync/atomic"
 
 	_ "modernc.org/sqlite" // the pure-Go driver, so CGO_ENABLED=0 builds work
 )
@@ -38,6 +39,7 @@ type Store struct {
 	lock   *os.File
 
 	sessions sessionCache
+	runIDs   atomic.Int64 // the last run id handed out; see NextRunID
 }
 
 // Open opens (creating if needed) the SQLite file at path, which it locks
@@ -68,6 +70,10 @@ func Open(ctx context.Context, path string) (s *Store, err error) {
 	}
 	s = &Store{w: w, lock: lock}
 	if err := s.migrate(ctx); err != nil {
+		w.Close()
+		return nil, err
+	}
+	if err := s.loadRunIDs(ctx); err != nil {
 		w.Close()
 		return nil, err
 	}

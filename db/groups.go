@@ -103,31 +103,29 @@ func (s *Store) GroupRuns(ctx context.Context, viewer, id int64) ([]Run, error) 
 // groupRuns loads the runs of group id of viewer in pane order; their
 // events and event times only when events is true.
 func (s *Store) groupRuns(ctx context.Context, viewer, id int64, events bool) ([]Run, error) {
-	cols := runColumns
-	if events {
-		cols += `, events, event_times`
-	}
-	rows, err := s.r.QueryContext(ctx, `SELECT `+cols+` FROM runs WHERE group_id = ? AND user_id = ? ORDER BY pane, id`, id, viewer)
+	rows, err := s.r.QueryContext(ctx, `SELECT `+runColumns+` FROM runs WHERE group_id = ? AND user_id = ? ORDER BY pane, id`, id, viewer)
 	if err != nil {
 		return nil, fmt.Errorf("db: unable to load the runs of group %d: %w", id, err)
 	}
-	defer rows.Close()
 	var out []Run
 	for rows.Next() {
-		var ev, times []byte
-		var more []any
-		if events {
-			more = []any{&ev, &times}
-		}
-		r, err := scanRun(rows, more...)
+		r, err := scanRun(rows)
 		if err != nil {
+			rows.Close()
 			return nil, fmt.Errorf("db: unable to load the runs of group %d: %w", id, err)
 		}
-		r.Events, r.EventTimes = ev, times
 		out = append(out, r)
 	}
+	rows.Close()
 	if err := rows.Err(); err != nil {
 		return nil, fmt.Errorf("db: unable to load the runs of group %d: %w", id, err)
+	}
+	if events {
+		for i := range out {
+			if out[i].Events, out[i].EventTimes, err = runStream(ctx, s.r, out[i].ID, true); err != nil {
+				return nil, fmt.Errorf("db: unable to load the events of run %d: %w", out[i].ID, err)
+			}
+		}
 	}
 	return out, nil
 }

@@ -408,26 +408,6 @@ func (s *Store) exportPage(ctx context.Context, q string, args ...any) (page []R
 	return page, false, rows.Err()
 }
 
-// loadRuns reads whole runs, events included.
-func (s *Store) loadRuns(ctx context.Context, q string, args ...any) ([]Run, error) {
-	rows, err := s.r.QueryContext(ctx, q, args...)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var out []Run
-	for rows.Next() {
-		var ev []byte
-		r, err := scanRun(rows, &ev)
-		if err != nil {
-			return nil, err
-		}
-		r.Events = ev
-		out = append(out, r)
-	}
-	return out, rows.Err()
-}
-
 // purgeBatch is how many runs one PurgeRuns transaction deletes, so that
 // the writer is never held long.
 const purgeBatch = 500

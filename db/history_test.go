@@ -291,7 +291,10 @@ func TestRunSummaryColumns(t *testing.T) {
 	}
 }
 
-func TestCheckpointIndexesOutput(t *testing.T) {
+// A run is found by its prompt while it runs, and by its output once it
+// ends: checkpoints append its stream only, and the one final write
+// indexes what it said.
+func TestFinishIndexesOutput(t *testing.T) {
 	ctx := context.Background()
 	s, _ := openStore(t)
 	u := historyUser(t, s, "alice")
@@ -299,23 +302,15 @@ func TestCheckpointIndexesOutput(t *testing.T) {
 	if got := listIDs(t, s, db.RunFilter{UserID: u, Query: "otters"}); !slices.Equal(got, []int64{id}) {
 		t.Errorf("a running run is not found by its prompt: %v", got)
 	}
-	must(t, s.CheckpointRun(ctx, id, "{}", resultJSON("Otters hold hands while sleeping", "", "", 5)))
-	runs, _, err := s.Runs(ctx, db.RunFilter{UserID: u, Query: "sleeping"})
-	must(t, err)
-	if len(runs) != 1 || text(runs[0].Output) != "Otters hold hands while [sleeping]" || runs[0].Tokens != 5 {
-		t.Fatalf("after a checkpoint: %+v", runs)
+	must(t, s.WriteRuns(ctx, []db.RunWrite{{RunID: id, Chunk: &db.RunChunk{First: 1, Frames: []byte("id: 1\nevent: delta\ndata: {\"choice\":0,\"text\":\"Sea\"}\n\n")}}}))
+	if got := listIDs(t, s, db.RunFilter{UserID: u, Query: "sea"}); len(got) != 0 {
+		t.Errorf("a checkpoint indexed output: %v", got)
 	}
 	must(t, s.FinishRun(ctx, id, db.RunDone, "{}", resultJSON("Sea otters float on their backs", "", "", 9), nil, time.Now()))
-	if got := listIDs(t, s, db.RunFilter{UserID: u, Query: "sleeping"}); len(got) != 0 {
-		t.Errorf("the checkpoint's text is still found after the finish: %v", got)
-	}
-	if got := listIDs(t, s, db.RunFilter{UserID: u, Query: "backs"}); !slices.Equal(got, []int64{id}) {
-		t.Errorf("the final output is not found: %v", got)
-	}
-	// A checkpoint arriving after the finish changes nothing.
-	must(t, s.CheckpointRun(ctx, id, "{}", resultJSON("stale partial", "", "", 1)))
-	if got := listIDs(t, s, db.RunFilter{UserID: u, Query: "stale"}); len(got) != 0 {
-		t.Errorf("a late checkpoint was indexed: %v", got)
+	runs, _, err := s.Runs(ctx, db.RunFilter{UserID: u, Query: "backs"})
+	must(t, err)
+	if len(runs) != 1 || text(runs[0].Output) != "Sea otters float on their [backs]" || runs[0].Tokens != 9 {
+		t.Fatalf("after the finish: %+v", runs)
 	}
 }
 
@@ -703,7 +698,7 @@ func TestPurgeRunsInBatches(t *testing.T) {
 		must(t, err)
 	}
 	// Running runs are kept: mark them done first, as a restart would.
-	if _, err := s.InterruptRuns(ctx); err != nil {
+	if _, err := s.InterruptRuns(ctx, nil); err != nil {
 		t.Fatal(err)
 	}
 	n, err := s.PurgeRuns(ctx, time.Now())

@@ -235,6 +235,33 @@ CREATE TABLE password_resets (
 );
 CREATE INDEX password_resets_user ON password_resets (user_id);
 `,
+	// 9: a run's stream is stored as it goes, in chunks appended at each
+	// checkpoint (the frames since the last one and when each was sent),
+	// so that a long run costs storage work in proportion to its length
+	// and its end writes only its last chunk and its small final state.
+	// What is big and written once (the request as sent, the provider's
+	// raw answer) has its own table. Runs stored before move over here.
+	`
+CREATE TABLE run_chunks (
+	id       INTEGER PRIMARY KEY,
+	run_id   INTEGER NOT NULL REFERENCES runs (id) ON DELETE CASCADE,
+	first    INTEGER NOT NULL,
+	frames   BLOB NOT NULL,
+	times    BLOB NOT NULL
+);
+CREATE UNIQUE INDEX run_chunks_run ON run_chunks (run_id, first);
+CREATE TABLE run_raw (
+	run_id   INTEGER PRIMARY KEY REFERENCES runs (id) ON DELETE CASCADE,
+	request  TEXT NOT NULL DEFAULT '',
+	response BLOB NOT NULL DEFAULT x''
+);
+INSERT INTO run_chunks (run_id, first, frames, times)
+	SELECT id, 1, events, event_times FROM runs WHERE length(events) > 0;
+INSERT INTO run_raw (run_id, request, response)
+	SELECT id, raw_request, raw_response FROM runs WHERE raw_request != '' OR length(raw_response) > 0;
+UPDATE runs SET events = x'', event_times = x'', raw_response = x'', raw_request = ''
+	WHERE length(events) > 0 OR length(event_times) > 0 OR length(raw_response) > 0 OR raw_request != '';
+`,
 }
 
 // afterMigration holds the steps, in Go, that complete a migration in

@@ -59,108 +59,188 @@ func nullID(id int64) any {
 }
 
 // CreateRun stores a new run as running and returns its id. Its prompt
-// enters the history search in the same transaction.
+// enters the history search in the same transaction. The runner creates
+// its runs through WriteRuns instead, with an id from NextRunID.
 func (s *Store) CreateRun(ctx context.Context, r Run) (int64, error) {
-	p := specText(r.Spec)
-	var pane any // NULL outside a comparison
-	if r.GroupID != 0 {
-		pane = r.Pane
+	r.ID = s.NextRunID()
+	if err := s.WriteRuns(ctx, []RunWrite{{RunID: r.ID, Create: &r}}); err != nil {
+		return 0, err
 	}
-	var id int64
+	return r.ID, nil
+}
+
+// NextRunID hands out the id of a run about to be created. Ids come from
+// memory, so that a run can start before its row is written; they stay
+// above every id the table ever had (runs is AUTOINCREMENT, and one
+// process alone has the file), so none is ever reused.
+func (s *Store) NextRunID() int64 { return s.runIDs.Add(1) }
+
+// loadRunIDs sets where NextRunID starts: past the largest id the runs
+// table has had.
+func (s *Store) loadRunIDs(ctx context.Context) error {
+	var last int64
+	err := s.w.QueryRowContext(ctx, `SELECT max(ifnull((SELECT seq FROM sqlite_sequence WHERE name = 'runs'), 0), ifnull((SELECT max(id) FROM runs), 0))`).Scan(&last)
+	if err != nil {
+		return fmt.Errorf("db: unable to read the last run id: %w", err)
+	}
+	s.runIDs.Store(last)
+	return nil
+}
+
+// RunChunk is a stretch of a run's stream as it was sent: its SSE frames
+// from frame First on, and when each was sent (a little-endian uint32 of
+// milliseconds from the run's start per frame).
+type RunChunk struct {
+	First  int
+	Frames []byte
+	Times  []byte
+}
+
+// RunFinish is a run's final state: its status, its result (the JSON the
+// runner keeps) and when it ended.
+type RunFinish struct {
+	Status string
+	Result string
+	At     time.Time
+}
+
+// RunWrite is one thing to store of run RunID. WriteRuns stores many in
+// one transaction, in order, so that the runs going at once share the
+// database's single writer instead of queueing on it one by one.
+type RunWrite struct {
+	RunID int64
+	// Create is a new run's row; its prompt enters the history search.
+	Create *Run
+	// Request is the request as sent (key redacted), kept for the raw
+	// view; "" leaves it as it is.
+	Request string
+	// Chunk is appended to the run's stream.
+	Chunk *RunChunk
+	// Finish is the run's final state; its output enters the history
+	// list and search.
+	Finish *RunFinish
+	// RawResponse is the provider's answer as received; nil leaves it.
+	RawResponse []byte
+}
+
+// Size is about how many bytes w writes.
+func (w RunWrite) Size() int {
+	n := len(w.Request) + len(w.RawResponse)
+	if w.Chunk != nil {
+		n += len(w.Chunk.Frames) + len(w.Chunk.Times)
+	}
+	if w.Finish != nil {
+		n += len(w.Finish.Result)
+	}
+	return n
+}
+
+// WriteRuns stores ws in one transaction. A write about a run whose row
+// is gone (removed with its owner) stores nothing and is no error.
+func (s *Store) WriteRuns(ctx context.Context, ws []RunWrite) error {
 	err := s.tx(ctx, func(tx *sql.Tx) error {
-		err := tx.QueryRowContext(ctx, `
-INSERT INTO runs (user_id, provider, endpoint, model, spec, status, created_at, preset_id, group_id, pane, prompt_line, variables)
-VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id`,
-			r.UserID, r.Provider, r.Endpoint, r.Model, r.Spec, RunRunning, r.CreatedAt.UnixMilli(),
-			nullID(r.PresetID), nullID(r.GroupID), pane, p.PromptLine, r.Variables).Scan(&id)
+		for _, w := range ws {
+			if err := writeRun(ctx, tx, w); err != nil {
+				return fmt.Errorf("run %d: %w", w.RunID, err)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("db: unable to store runs: %w", err)
+	}
+	return nil
+}
+
+func writeRun(ctx context.Context, tx *sql.Tx, w RunWrite) error {
+	if r := w.Create; r != nil {
+		p := specText(r.Spec)
+		var pane any // NULL outside a comparison
+		if r.GroupID != 0 {
+			pane = r.Pane
+		}
+		_, err := tx.ExecContext(ctx, `
+INSERT INTO runs (id, user_id, provider, endpoint, model, spec, status, created_at, preset_id, group_id, pane, prompt_line, variables)
+VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+			w.RunID, r.UserID, r.Provider, r.Endpoint, r.Model, r.Spec, RunRunning, r.CreatedAt.UnixMilli(),
+			nullID(r.PresetID), nullID(r.GroupID), pane, p.PromptLine, r.Variables)
 		if err != nil {
 			return err
 		}
 		_, err = tx.ExecContext(ctx, `INSERT INTO runs_fts (rowid, prompt_line, prompt, output_line, output) VALUES (?, ?, ?, '', '')`,
-			r.UserID<<ftsOwnerShift|id, p.PromptLine, p.Prompt)
+			r.UserID<<ftsOwnerShift|w.RunID, p.PromptLine, p.Prompt)
+		if err != nil {
+			return err
+		}
+	}
+	// Every other part belongs to a row that exists: a run whose owner
+	// was removed while it ran leaves nothing behind.
+	var exists int
+	if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM runs WHERE id = ?`, w.RunID).Scan(&exists); err != nil {
 		return err
-	})
-	if err != nil {
-		return 0, fmt.Errorf("db: unable to create run: %w", err)
 	}
-	return id, nil
-}
-
-// CheckpointRun saves a running run's partial result, and its output so
-// far for the history list and search.
-func (s *Store) CheckpointRun(ctx context.Context, id int64, rawRequest, result string) error {
-	o := resultText(result)
-	err := s.tx(ctx, func(tx *sql.Tx) error {
-		res, err := tx.ExecContext(ctx, `UPDATE runs SET raw_request = ?, result = ? WHERE id = ? AND status = 'running'`, rawRequest, result, id)
+	if exists == 0 {
+		return nil
+	}
+	if w.Request != "" || w.RawResponse != nil {
+		raw := w.RawResponse
+		if raw == nil {
+			raw = []byte{}
+		}
+		_, err := tx.ExecContext(ctx, `
+INSERT INTO run_raw (run_id, request, response) VALUES (?, ?, ?)
+ON CONFLICT (run_id) DO UPDATE SET
+	request = CASE WHEN ?2 != '' THEN ?2 ELSE request END,
+	response = CASE WHEN ?4 THEN ?3 ELSE response END`,
+			w.RunID, w.Request, raw, w.RawResponse != nil)
 		if err != nil {
 			return err
 		}
-		if n, err := res.RowsAffected(); err != nil || n == 0 {
+	}
+	if c := w.Chunk; c != nil && len(c.Frames) > 0 {
+		_, err := tx.ExecContext(ctx, `INSERT INTO run_chunks (run_id, first, frames, times) VALUES (?, ?, ?, ?)`,
+			w.RunID, c.First, c.Frames, nonNil(c.Times))
+		if err != nil {
 			return err
 		}
-		return indexOutput(ctx, tx, id, o)
-	})
-	if err != nil {
-		return fmt.Errorf("db: unable to checkpoint run %d: %w", id, err)
+	}
+	if f := w.Finish; f != nil {
+		_, err := tx.ExecContext(ctx, `UPDATE runs SET status = ?, result = ?, finished_at = ? WHERE id = ?`,
+			f.Status, f.Result, f.At.UnixMilli(), w.RunID)
+		if err != nil {
+			return err
+		}
+		if err := indexOutput(ctx, tx, w.RunID, resultText(f.Result)); err != nil {
+			return err
+		}
 	}
 	return nil
 }
 
-// FinishRun saves a run's final status, result and events, and its output
-// for the history list and search.
+func nonNil(b []byte) []byte {
+	if b == nil {
+		return []byte{}
+	}
+	return b
+}
+
+// FinishRun stores the whole ending of a run at once: its final state,
+// its stream (events, none when nil) and the request as sent. Knobs' own
+// runs store their stream as they go (WriteRuns); this is for runs
+// stored whole, as imports and tests do.
 func (s *Store) FinishRun(ctx context.Context, id int64, status, rawRequest, result string, events []byte, at time.Time) error {
-	o := resultText(result)
-	if events == nil {
-		events = []byte{} // nil would be NULL, which the column refuses
+	w := RunWrite{RunID: id, Request: rawRequest, Finish: &RunFinish{Status: status, Result: result, At: at}}
+	if len(events) > 0 {
+		w.Chunk = &RunChunk{First: 1, Frames: events}
 	}
-	err := s.tx(ctx, func(tx *sql.Tx) error {
-		res, err := tx.ExecContext(ctx, `
-UPDATE runs SET status = ?, raw_request = ?, result = ?, events = ?, finished_at = ? WHERE id = ?`,
-			status, rawRequest, result, events, at.UnixMilli(), id)
-		if err != nil {
-			return err
-		}
-		if n, err := res.RowsAffected(); err != nil || n == 0 {
-			return err
-		}
-		return indexOutput(ctx, tx, id, o)
-	})
-	if err != nil {
-		return fmt.Errorf("db: unable to finish run %d: %w", id, err)
-	}
-	return nil
-}
-
-// SetRunRawResponse keeps the provider's answer as received (capped by
-// the client), for the raw view.
-func (s *Store) SetRunRawResponse(ctx context.Context, id int64, raw []byte) error {
-	if raw == nil {
-		raw = []byte{}
-	}
-	_, err := s.w.ExecContext(ctx, `UPDATE runs SET raw_response = ? WHERE id = ?`, raw, id)
-	if err != nil {
-		return fmt.Errorf("db: unable to store the raw response of run %d: %w", id, err)
-	}
-	return nil
-}
-
-// SetRunEventTimes keeps when each of a finished run's frames was sent
-// (see Run.EventTimes), for replay at the recorded pace.
-func (s *Store) SetRunEventTimes(ctx context.Context, id int64, times []byte) error {
-	if times == nil {
-		times = []byte{}
-	}
-	_, err := s.w.ExecContext(ctx, `UPDATE runs SET event_times = ? WHERE id = ?`, times, id)
-	if err != nil {
-		return fmt.Errorf("db: unable to store the event times of run %d: %w", id, err)
-	}
-	return nil
+	return s.WriteRuns(ctx, []RunWrite{w})
 }
 
 // RunRawResponse loads the provider's raw answer of one of user's runs.
 func (s *Store) RunRawResponse(ctx context.Context, user, id int64) ([]byte, error) {
 	var raw []byte
-	err := s.r.QueryRowContext(ctx, `SELECT raw_response FROM runs WHERE id = ? AND user_id = ?`, id, user).Scan(&raw)
+	err := s.r.QueryRowContext(ctx, `
+SELECT ifnull(w.response, x'') FROM runs r LEFT JOIN run_raw w ON w.run_id = r.id WHERE r.id = ? AND r.user_id = ?`, id, user).Scan(&raw)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, ErrNotFound
 	}
@@ -170,18 +250,65 @@ func (s *Store) RunRawResponse(ctx context.Context, user, id int64) ([]byte, err
 	return raw, nil
 }
 
-// InterruptRuns marks every run still running as interrupted, keeping its
-// last checkpoint; Knobs calls it at start-up. It returns how many there were.
-func (s *Store) InterruptRuns(ctx context.Context) (int64, error) {
-	res, err := s.w.ExecContext(ctx, `UPDATE runs SET status = ?, finished_at = ? WHERE status = ?`,
-		RunInterrupted, time.Now().UnixMilli(), RunRunning)
+// InterruptRuns marks every run still running as interrupted; Knobs calls
+// it at start-up. Such a run's result was never written (a run stores its
+// result once, when it ends): rebuild, when not nil, makes it from the
+// frames its checkpoints stored, so that its output up to the last
+// checkpoint is kept and searchable. It returns how many runs there were.
+func (s *Store) InterruptRuns(ctx context.Context, rebuild func(frames []byte) string) (int64, error) {
+	rows, err := s.r.QueryContext(ctx, `SELECT id FROM runs WHERE status = ?`, RunRunning)
 	if err != nil {
-		return 0, fmt.Errorf("db: unable to mark interrupted runs: %w", err)
+		return 0, fmt.Errorf("db: unable to list interrupted runs: %w", err)
 	}
-	return res.RowsAffected()
+	var ids []int64
+	for rows.Next() {
+		var id int64
+		if err := rows.Scan(&id); err != nil {
+			rows.Close()
+			return 0, fmt.Errorf("db: unable to list interrupted runs: %w", err)
+		}
+		ids = append(ids, id)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return 0, fmt.Errorf("db: unable to list interrupted runs: %w", err)
+	}
+	now := time.Now()
+	for _, id := range ids {
+		var result string
+		if err := s.r.QueryRowContext(ctx, `SELECT result FROM runs WHERE id = ?`, id).Scan(&result); err != nil {
+			return 0, fmt.Errorf("db: unable to load interrupted run %d: %w", id, err)
+		}
+		if rebuild != nil {
+			frames, _, err := runStream(ctx, s.r, id, false)
+			if err != nil {
+				return 0, fmt.Errorf("db: unable to load the stream of interrupted run %d: %w", id, err)
+			}
+			if len(frames) > 0 {
+				result = rebuild(frames)
+			}
+		}
+		err := s.tx(ctx, func(tx *sql.Tx) error {
+			res, err := tx.ExecContext(ctx, `UPDATE runs SET status = ?, result = ?, finished_at = ? WHERE id = ? AND status = ?`,
+				RunInterrupted, result, now.UnixMilli(), id, RunRunning)
+			if err != nil {
+				return err
+			}
+			if n, _ := res.RowsAffected(); n == 0 {
+				return nil
+			}
+			return indexOutput(ctx, tx, id, resultText(result))
+		})
+		if err != nil {
+			return 0, fmt.Errorf("db: unable to mark run %d interrupted: %w", id, err)
+		}
+	}
+	return int64(len(ids)), nil
 }
 
-const runColumns = `id, user_id, provider, endpoint, model, spec, status, created_at, ifnull(finished_at, 0), raw_request, result,
+// runColumns reads the request as sent from run_raw, where it is kept.
+const runColumns = `id, user_id, provider, endpoint, model, spec, status, created_at, ifnull(finished_at, 0),
+	ifnull((SELECT w.request FROM run_raw w WHERE w.run_id = runs.id), ''), result,
 	starred, note, ifnull(preset_id, 0), ifnull(group_id, 0), variables, ifnull(pane, 0)`
 
 func scanRun(row interface{ Scan(...any) error }, more ...any) (Run, error) {
@@ -208,17 +335,46 @@ func (s *Store) Run(ctx context.Context, user, id int64) (Run, error) {
 	return r, nil
 }
 
-// RunEvents loads the SSE text of one of user's finished runs.
+// RunEvents loads the SSE text of one of user's runs as far as it was
+// stored: every frame when it ended, those up to its last checkpoint
+// when it was interrupted.
 func (s *Store) RunEvents(ctx context.Context, user, id int64) ([]byte, error) {
-	var ev []byte
-	err := s.r.QueryRowContext(ctx, `SELECT events FROM runs WHERE id = ? AND user_id = ?`, id, user).Scan(&ev)
-	if errors.Is(err, sql.ErrNoRows) {
+	var n int
+	if err := s.r.QueryRowContext(ctx, `SELECT count(*) FROM runs WHERE id = ? AND user_id = ?`, id, user).Scan(&n); err != nil {
+		return nil, fmt.Errorf("db: unable to load events of run %d: %w", id, err)
+	}
+	if n == 0 {
 		return nil, ErrNotFound
 	}
+	frames, _, err := runStream(ctx, s.r, id, false)
 	if err != nil {
 		return nil, fmt.Errorf("db: unable to load events of run %d: %w", id, err)
 	}
-	return ev, nil
+	return frames, nil
+}
+
+// runStream joins the chunks of run id: its frames, and their times when
+// times is true.
+func runStream(ctx context.Context, q interface {
+	QueryContext(context.Context, string, ...any) (*sql.Rows, error)
+}, id int64, times bool) (frames, at []byte, err error) {
+	cols := `frames, x''`
+	if times {
+		cols = `frames, times`
+	}
+	rows, err := q.QueryContext(ctx, `SELECT `+cols+` FROM run_chunks WHERE run_id = ? ORDER BY first`, id)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var f, t []byte
+		if err := rows.Scan(&f, &t); err != nil {
+			return nil, nil, err
+		}
+		frames, at = append(frames, f...), append(at, t...)
+	}
+	return frames, at, rows.Err()
 }
 
 // PlaygroundState returns the spec the user last had in the playground,

@@ -132,14 +132,17 @@ func (s *Store) SharedRun(ctx context.Context, token string) (Run, Share, error)
 	if err != nil {
 		return Run{}, Share{}, fmt.Errorf("db: unable to load a share: %w", err)
 	}
-	runs, err := s.loadRuns(ctx, `SELECT `+runColumns+`, events FROM runs WHERE id = ? AND user_id = ?`, sh.TargetID, sh.OwnerID)
+	r, err := scanRun(s.r.QueryRowContext(ctx, `SELECT `+runColumns+` FROM runs WHERE id = ? AND user_id = ?`, sh.TargetID, sh.OwnerID))
+	if errors.Is(err, sql.ErrNoRows) {
+		return Run{}, Share{}, ErrNotFound
+	}
+	if err == nil {
+		r.Events, _, err = runStream(ctx, s.r, r.ID, false)
+	}
 	if err != nil {
 		return Run{}, Share{}, fmt.Errorf("db: unable to load shared run %d: %w", sh.TargetID, err)
 	}
-	if len(runs) == 0 {
-		return Run{}, Share{}, ErrNotFound
-	}
-	return runs[0], sh, nil
+	return r, sh, nil
 }
 
 // SharedPreset loads the preset an active preset share link points to,

@@ -8,6 +8,9 @@ import (
 	"unicode/utf8"
 
 	"github.com/gofiber/fiber/v2"
+
+	"knobs/runner"
+	"knobs/web/sse"
 )
 
 // A comparison has this many panes, at least and at most; six is also
@@ -102,12 +105,36 @@ func (h *Handler) CreateCompareRuns(c *fiber.Ctx) error {
 		return err
 	}
 	out := compareCreated{Group: group, Runs: make([]int64, len(prepared)), Events: groupPath(group) + "/events"}
+	runs := make([]*runner.Run, len(prepared))
 	for i, p := range prepared {
-		id, err := h.launchRun(ctx(c), u.ID, p, group, i, slots)
+		run, err := h.launchRun(ctx(c), u.ID, p, group, i, slots)
 		if err != nil {
 			return err // shutting down: the panes started go on and are stored
 		}
-		out.Runs[i] = id
+		runs[i], out.Runs[i] = run, run.ID
+	}
+	if wantsEventStream(c) {
+		// The panes' events in the answer itself, as GET /groups/{id}/events
+		// gives them: one round trip less to the first token.
+		c.Set("X-Knobs-Group", strconv.FormatInt(group, 10))
+		c.Set(fiber.HeaderLocation, out.Events)
+		srcs := make([]sse.Source, len(runs))
+		leaves := make([]func(), len(runs))
+		for i, run := range runs {
+			srcs[i], leaves[i] = run, run.Subscribe()
+		}
+		src := newGroupSource(out.Runs, srcs, make([]int, len(runs)))
+		return h.serveEvents(c, src, 0, func() {
+			src.close()
+			for _, leave := range leaves {
+				leave()
+			}
+		})
+	}
+	for _, run := range runs {
+		if err := run.WaitStored(); err != nil {
+			return err
+		}
 	}
 	return c.Status(fiber.StatusCreated).JSON(out)
 }

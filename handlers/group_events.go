@@ -129,16 +129,24 @@ func (h *Handler) GroupEvents(c *fiber.Ctx) error {
 	})
 }
 
-// storedEvents is a finished run's SSE text, or, for one interrupted by
-// a restart, frames rebuilt from its last checkpoint.
+// storedEvents is a finished run's SSE text; for one whose process
+// stopped, what its checkpoints stored and then its ending, or frames
+// rebuilt from its stored result when nothing of its stream was kept.
 func storedEvents(r db.Run) []byte {
-	if len(r.Events) > 0 {
-		return r.Events
-	}
 	if r.ID == 0 {
 		return nil // removed since
 	}
-	return runner.Replay(r.Status, r.Result)
+	status := r.Status
+	if status == db.RunRunning {
+		status = db.RunInterrupted
+	}
+	if len(r.Events) == 0 {
+		return runner.Replay(status, r.Result)
+	}
+	if !bytes.Contains(r.Events, []byte("\nevent: done\n")) {
+		return append(r.Events, runner.Ending(status, r.Result, bytes.Count(r.Events, []byte("\n\n"))+1)...)
+	}
+	return r.Events
 }
 
 // CancelGroup stops every live pane of a comparison; their partial
@@ -259,12 +267,19 @@ func (g *groupSource) waitFor(chans []<-chan struct{}) <-chan struct{} {
 	return wake
 }
 
-// lastFrames returns the last frame of each pane (its done, once
-// finished), or nil.
+// lastFrames returns the done frame of each pane, once it has one, else
+// its last frame, or nil; the rendered answer follows done.
 func lastFrames(panes []sse.Source) [][]byte {
 	out := make([][]byte, len(panes))
 	for i, src := range panes {
-		if frames, _, _ := src.Frames(0); len(frames) > 0 {
+		frames, _, _ := src.Frames(0)
+		for j := len(frames) - 1; j >= 0 && j >= len(frames)-2; j-- {
+			if event, _ := frameParts(frames[j]); string(event) == "done" {
+				out[i] = frames[j]
+				break
+			}
+		}
+		if out[i] == nil && len(frames) > 0 {
 			out[i] = frames[len(frames)-1]
 		}
 	}

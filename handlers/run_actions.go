@@ -127,14 +127,18 @@ func (h *Handler) RerunRun(c *fiber.Ctx) error {
 			return redirectWith(c, runPath(run.ID), "The run's request cannot take another model: "+err.Error())
 		}
 	}
-	id, fields, err := h.startRun(c.UserContext(), run.UserID, st)
+	again, fields, err := h.startRun(c.UserContext(), run.UserID, st)
 	if err != nil {
 		return err
 	}
 	if len(fields) > 0 {
 		return redirectWith(c, runPath(run.ID), "Nothing was sent: "+describeFields(fields))
 	}
-	return c.Redirect(runPath(id), fiber.StatusSeeOther)
+	// The page it goes to reads the run's row.
+	if err := again.WaitStored(); err != nil {
+		return err
+	}
+	return c.Redirect(runPath(again.ID), fiber.StatusSeeOther)
 }
 
 // withModel returns body with its "model" field set to model.

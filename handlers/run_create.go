@@ -31,41 +31,60 @@ type invalidRun struct {
 	Fields map[string]string `json:"fields"`
 }
 
-// CreateRun validates a RunSpec, stores the run and starts it. It takes
+// CreateRun validates a RunSpec, starts the run and stores it. It takes
 // JSON ({"provider","endpoint","body"}) or a form with the same fields,
-// body as JSON text, and answers {"id","events"}.
+// body as JSON text. A client that accepts text/event-stream gets the
+// run's events in the answer itself, as GET /runs/{id}/events would give
+// them (the id in the X-Knobs-Run header): the page's first token comes
+// one round trip sooner. Others get {"id","events"} once the run is in
+// the database.
 func (h *Handler) CreateRun(c *fiber.Ctx) error {
 	u, _ := CurrentUser(c)
 	st, err := readSpec(c)
 	if err != nil {
 		return c.Status(fiber.StatusBadRequest).JSON(fiber.Map{"error": err.Error()})
 	}
-	id, fields, err := h.startRun(c.UserContext(), u.ID, st)
+	run, fields, err := h.startRun(c.UserContext(), u.ID, st)
 	if err != nil {
 		return err
 	}
 	if len(fields) > 0 {
 		return c.Status(fiber.StatusUnprocessableEntity).JSON(invalidRun{Error: "Nothing was sent: fix the fields marked.", Fields: fields})
 	}
-	return c.Status(fiber.StatusCreated).JSON(runCreated{ID: id, Events: "/runs/" + strconv.FormatInt(id, 10) + "/events"})
+	events := "/runs/" + strconv.FormatInt(run.ID, 10) + "/events"
+	if wantsEventStream(c) {
+		c.Set("X-Knobs-Run", strconv.FormatInt(run.ID, 10))
+		c.Set(fiber.HeaderLocation, events)
+		return h.serveEvents(c, run, 0, run.Subscribe())
+	}
+	if err := run.WaitStored(); err != nil {
+		return err
+	}
+	return c.Status(fiber.StatusCreated).JSON(runCreated{ID: run.ID, Events: events})
 }
 
-// startRun fills the variables into the spec, validates it for user,
-// stores the run (the template and the values, as history keeps both) and
-// starts it with the filled spec. Field errors come back in fields, with
-// nothing sent or stored.
-func (h *Handler) startRun(ctx context.Context, user int64, st playgroundState) (id int64, fields map[string]string, err error) {
+// wantsEventStream says whether the client asked for the events in the
+// answer.
+func wantsEventStream(c *fiber.Ctx) bool {
+	return strings.Contains(c.Get(fiber.HeaderAccept), "text/event-stream")
+}
+
+// startRun fills the variables into the spec, validates it for user, and
+// starts the run with the filled spec; the runner stores it (the template
+// and the values, as history keeps both). Field errors come back in
+// fields, with nothing sent or stored.
+func (h *Handler) startRun(ctx context.Context, user int64, st playgroundState) (run *runner.Run, fields map[string]string, err error) {
 	p, fields, err := h.prepareRun(ctx, user, st)
 	if err != nil || len(fields) > 0 {
-		return 0, fields, err
+		return nil, fields, err
 	}
 	slots, err := h.reserveRuns(user, 1)
 	if err != nil {
-		return 0, nil, err
+		return nil, nil, err
 	}
 	defer slots.Release()
-	id, err = h.launchRun(ctx, user, p, 0, 0, slots)
-	return id, nil, err
+	run, err = h.launchRun(ctx, user, p, 0, 0, slots)
+	return run, nil, err
 }
 
 // reserveRuns takes room for n runs of user before anything is stored or
@@ -180,33 +199,41 @@ func (h *Handler) prepareRun(ctx context.Context, user int64, st playgroundState
 
 // launchRun stores a prepared run of user, as pane `pane` of comparison
 // group when group is not 0, and starts it in one of slots.
-func (h *Handler) launchRun(ctx context.Context, user int64, p preparedRun, group int64, pane int, slots *runner.Slots) (int64, error) {
+func (h *Handler) launchRun(ctx context.Context, user int64, p preparedRun, group int64, pane int, slots *runner.Slots) (*runner.Run, error) {
 	specJSON, err := json.Marshal(p.template)
 	if err != nil {
-		return 0, err
+		return nil, err
 	}
 	presetID := p.presetID
 	if presetID != 0 {
-		// Only a preset the user can see is recorded, and it counts as used.
-		if h.store.TouchPreset(ctx, user, presetID) != nil {
+		// Only a preset the user can see is recorded; it counts as used,
+		// a write the run does not wait for.
+		if _, err := h.store.Preset(ctx, user, presetID); err != nil {
 			presetID = 0
+		} else {
+			go h.touchPreset(user, presetID)
 		}
 	}
-	id, err := h.store.CreateRun(ctx, db.Run{
-		UserID: user, Provider: p.provider, Endpoint: string(p.spec.Endpoint), Model: p.spec.Model(),
+	row := db.Run{
+		ID: h.store.NextRunID(), UserID: user, Provider: p.provider, Endpoint: string(p.spec.Endpoint), Model: p.spec.Model(),
 		Spec: string(specJSON), Variables: string(p.vars), PresetID: presetID, GroupID: group, Pane: pane, CreatedAt: time.Now(),
-	})
+	}
+	// The runner writes the row, in parallel with the upstream request
+	// it starts now: the first token does not wait for the database.
+	run, err := slots.Create(row, p.client, p.spec, p.model)
 	if err != nil {
-		return 0, err
+		return nil, fiber.NewError(fiber.StatusServiceUnavailable, "Knobs is shutting down; try again in a moment.")
 	}
-	if _, err := slots.Start(id, p.client, p.spec, p.model); err != nil {
-		// Shutting down: the row must not stay "running" until the next start.
-		if ferr := h.store.FinishRun(context.Background(), id, db.RunInterrupted, "", "{}", nil, time.Now()); ferr != nil {
-			h.log.Error("storing a run that could not start", "run", id, "err", ferr)
-		}
-		return 0, fiber.NewError(fiber.StatusServiceUnavailable, "Knobs is shutting down; try again in a moment.")
+	return run, nil
+}
+
+// touchPreset marks a preset used, for the list's order.
+func (h *Handler) touchPreset(user, id int64) {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := h.store.TouchPreset(ctx, user, id); err != nil {
+		h.log.Warn("marking a preset used", "preset", id, "err", err)
 	}
-	return id, nil
 }
 
 // readSpec reads a RunSpec, with the preset and variable values that came

@@ -78,19 +78,17 @@ func (h *Handler) storedEvents(c *fiber.Ctx, user, id int64) ([]byte, error) {
 }
 
 // runEvents is storedEvents, and whether the events are a replay of the
-// last checkpoint rather than the frames as they were sent.
+// stored result rather than the frames as they were sent (a run stored
+// before its stream was kept, or that stopped before its first
+// checkpoint).
 func (h *Handler) runEvents(c *fiber.Ctx, user, id int64) (events []byte, replayed bool, err error) {
-	stored, err := h.store.Run(ctx(c), user, id)
-	if err != nil {
-		return nil, false, err
-	}
-	events, err = h.store.RunEvents(ctx(c), user, id)
-	if err != nil || len(events) > 0 {
-		return events, false, err
-	}
 	if run, ok := h.runner.Run(id, user); ok {
 		frames, _, _ := run.Frames(0)
 		return bytes.Join(frames, nil), false, nil
+	}
+	stored, err := h.store.Run(ctx(c), user, id)
+	if err != nil {
+		return nil, false, err
 	}
 	status := stored.Status
 	if status == db.RunRunning {
@@ -98,15 +96,28 @@ func (h *Handler) runEvents(c *fiber.Ctx, user, id int64) (events []byte, replay
 		// next start marks it interrupted.
 		status = db.RunInterrupted
 	}
-	return runner.Replay(status, stored.Result), true, nil
+	events, err = h.store.RunEvents(ctx(c), user, id)
+	if err != nil {
+		return nil, false, err
+	}
+	if len(events) == 0 {
+		return runner.Replay(status, stored.Result), true, nil
+	}
+	if !bytes.Contains(events, []byte("\nevent: done\n")) {
+		// It stopped with its process: what its checkpoints stored,
+		// numbered as it streamed, then its ending.
+		events = append(events, runner.Ending(status, stored.Result, bytes.Count(events, []byte("\n\n"))+1)...)
+	}
+	return events, false, nil
 }
 
-// ending returns the frames that close a run: its trailing error and done.
+// ending returns the frames that close a run: its trailing error, done
+// and rendered answer.
 func ending(frames sse.Recorded) sse.Recorded {
 	i := len(frames)
 	for i > 0 {
 		event, _ := frameParts(frames[i-1])
-		if string(event) != "done" && string(event) != "error" {
+		if e := string(event); e != "done" && e != "error" && e != "rendered" {
 			break
 		}
 		i--

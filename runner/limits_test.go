@@ -33,19 +33,19 @@ type faultyStore struct {
 	finishTries    atomic.Int64
 }
 
-func (s *faultyStore) CheckpointRun(ctx context.Context, id int64, rawRequest, result string) error {
-	if s.failCheckpoint.Load() {
-		return fmt.Errorf("db: unable to checkpoint run %d: %w", id, errDiskFull)
+func (s *faultyStore) WriteRuns(ctx context.Context, ws []db.RunWrite) error {
+	for _, w := range ws {
+		switch {
+		case w.Finish != nil:
+			s.finishTries.Add(1)
+			if s.failFinish.Load() {
+				return fmt.Errorf("db: unable to finish run %d: %w", w.RunID, errDiskFull)
+			}
+		case w.Chunk != nil && s.failCheckpoint.Load():
+			return fmt.Errorf("db: unable to checkpoint run %d: %w", w.RunID, errDiskFull)
+		}
 	}
-	return s.Store.CheckpointRun(ctx, id, rawRequest, result)
-}
-
-func (s *faultyStore) FinishRun(ctx context.Context, id int64, status, rawRequest, result string, events []byte, at time.Time) error {
-	s.finishTries.Add(1)
-	if s.failFinish.Load() {
-		return fmt.Errorf("db: unable to finish run %d: %w", id, errDiskFull)
-	}
-	return s.Store.FinishRun(ctx, id, status, rawRequest, result, events, at)
+	return s.Store.WriteRuns(ctx, ws)
 }
 
 // syncLog is a log safe to read while the runner writes it.

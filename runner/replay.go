@@ -35,3 +35,111 @@ func Replay(status, result string) []byte {
 	run.mu.Unlock()
 	return bytes.Join(run.frames, nil)
 }
+
+// ResultFromFrames rebuilds a run's result from the frames it streamed,
+// for a run that stopped with its process before it stored its result:
+// each choice's text, reasoning, tool calls and logprobs, and the last
+// metrics it sent. Frames that do not parse are skipped.
+func ResultFromFrames(frames []byte) string {
+	var r Result
+	texts := map[int]*choiceText{}
+	text := func(i int) *choiceText {
+		if texts[i] == nil {
+			texts[i] = &choiceText{}
+			r.choice(i)
+		}
+		return texts[i]
+	}
+	for rest := frames; len(rest) > 0; {
+		var f []byte
+		if i := bytes.Index(rest, []byte("\n\n")); i >= 0 {
+			f, rest = rest[:i], rest[i+2:]
+		} else {
+			f, rest = rest, nil
+		}
+		event, data := frameEventData(f)
+		switch event {
+		case "delta", "reasoning":
+			var d textData
+			if json.Unmarshal(data, &d) != nil || d.Choice < 0 || d.Choice > maxReplayChoice {
+				continue
+			}
+			if event == "delta" {
+				text(d.Choice).content.WriteString(d.Text)
+			} else {
+				text(d.Choice).reasoning.WriteString(d.Text)
+			}
+		case "tool_call":
+			var d toolCallData
+			if json.Unmarshal(data, &d) != nil || d.Choice < 0 || d.Choice > maxReplayChoice {
+				continue
+			}
+			text(d.Choice)
+			r.choice(d.Choice).setToolCall(d.Call)
+		case "logprobs":
+			var d logprobsData
+			if json.Unmarshal(data, &d) != nil || d.Choice < 0 || d.Choice > maxReplayChoice {
+				continue
+			}
+			text(d.Choice)
+			ch := r.choice(d.Choice)
+			ch.Logprobs = append(ch.Logprobs, d.Tokens...)
+		case "metrics":
+			var m Metrics
+			if json.Unmarshal(data, &m) == nil {
+				r.Metrics = m
+			}
+		}
+	}
+	for i, t := range texts {
+		ch := r.choice(i)
+		ch.Content, ch.Reasoning = t.content.String(), t.reasoning.String()
+	}
+	b, err := json.Marshal(r)
+	if err != nil {
+		return "{}"
+	}
+	return string(b)
+}
+
+// maxReplayChoice bounds the choice indexes a rebuild accepts: frames the
+// runner wrote never go past what a request may ask for.
+const maxReplayChoice = 128
+
+// frameEventData returns the event name and data of one frame.
+func frameEventData(f []byte) (event string, data []byte) {
+	for len(f) > 0 {
+		var line []byte
+		if i := bytes.IndexByte(f, '\n'); i >= 0 {
+			line, f = f[:i], f[i+1:]
+		} else {
+			line, f = f, nil
+		}
+		if v, ok := bytes.CutPrefix(line, []byte("event: ")); ok {
+			event = string(v)
+		} else if v, ok := bytes.CutPrefix(line, []byte("data: ")); ok {
+			data = v
+		}
+	}
+	return event, data
+}
+
+// Ending returns the frames that close a stored stream which has none
+// (its process stopped before it ended): the error, if the result has
+// one, then done with status, numbered from next.
+func Ending(status, result string, next int) []byte {
+	var r Result
+	_ = json.Unmarshal([]byte(result), &r)
+	run := &Run{changed: make(chan struct{}), frames: make([][]byte, next-1)}
+	run.mu.Lock()
+	defer run.mu.Unlock()
+	if r.Error != nil {
+		run.emit("error", errorData{r.Error, r.Error.RetryAfter.Seconds()})
+	}
+	done := doneData{Status: status, Usage: r.Usage, TimeInfo: r.TimeInfo, Metrics: r.Metrics}
+	for _, ch := range r.Choices {
+		done.FinishReasons = append(done.FinishReasons, ch.FinishReason)
+	}
+	run.emit("done", done)
+	return bytes.Join(run.frames[next-1:], nil)
+}

@@ -40,6 +40,69 @@ type Run struct {
 	chunks     int
 	output     int64 // text, reasoning and tool-call bytes so far, for the cap
 	status     string
+	stored     int  // frames stored so far by checkpoints; see pending
+	reqStored  bool // the request as sent is stored
+
+	// row is the run's row when the runner writes it (see Slots.Create);
+	// created is closed once that write is done, rowErr its failure.
+	row     *db.Run
+	created chan struct{}
+	rowErr  error
+}
+
+// setRowWritten records the outcome of writing the run's row.
+func (run *Run) setRowWritten(err error) {
+	run.mu.Lock()
+	run.rowErr = err
+	run.mu.Unlock()
+	close(run.created)
+}
+
+// rowWritten reports whether the run's row is stored: err is the write's
+// failure, known false while the write is still queued (only when wait
+// is false). A run whose row the caller wrote is always stored.
+func (run *Run) rowWritten(wait bool) (err error, known bool) {
+	if run.created == nil {
+		return nil, true
+	}
+	if wait {
+		<-run.created
+	} else {
+		select {
+		case <-run.created:
+		default:
+			return nil, false
+		}
+	}
+	run.mu.Lock()
+	defer run.mu.Unlock()
+	return run.rowErr, true
+}
+
+// WaitStored waits until the run's row is in the database, so that a
+// script told the run's id finds it there; it fails when the row could
+// not be written.
+func (run *Run) WaitStored() error {
+	err, _ := run.rowWritten(true)
+	return err
+}
+
+// wholeWrite is end's write grown to the whole run, its row and every
+// frame: what is left to store when the row itself was not written.
+func (run *Run) wholeWrite(end ending) db.RunWrite {
+	run.mu.Lock()
+	defer run.mu.Unlock()
+	w := end.write
+	w.Create = run.row
+	w.Request = run.rawJSON
+	frames := make([]byte, 0, framesLen(run.frames[:run.stored])+len(w.Chunk.Frames))
+	for _, f := range run.frames[:run.stored] {
+		frames = append(frames, f...)
+	}
+	frames = append(frames, w.Chunk.Frames...)
+	times := append(EncodeTimes(run.times[:run.stored], 0, 0), w.Chunk.Times...)
+	w.Chunk = &db.RunChunk{First: 1, Frames: frames, Times: times}
+	return w
 }
 
 // choiceText is the text a choice has streamed so far. It is built here
@@ -187,10 +250,13 @@ type (
 		Usage         *llm.Usage    `json:"usage,omitempty"`
 		TimeInfo      *llm.TimeInfo `json:"time_info,omitempty"`
 		Metrics       Metrics       `json:"metrics"`
-		HTML          []string      `json:"html,omitempty"`
 		// Checks say, per choice, whether JSON output is valid, when the
 		// request asked for JSON.
 		Checks []*llm.OutputCheck `json:"checks,omitempty"`
+	}
+	// renderedData follows done: each choice's answer as safe HTML.
+	renderedData struct {
+		HTML []string `json:"html"`
 	}
 	errorData struct {
 		*llm.Error
@@ -291,36 +357,54 @@ func (run *Run) request() string {
 	return run.rawJSON
 }
 
-// snapshot returns the number of frames and the partial result as JSON.
-func (run *Run) snapshot() (int, string, error) {
+// pending returns what a checkpoint stores: the frames since the last
+// stored one (with their times), and the request as sent until it is
+// stored. Storing appends; nothing stored is written again, so a long
+// run costs storage work in proportion to its length.
+func (run *Run) pending() (w db.RunWrite, upTo int) {
 	run.mu.Lock()
 	defer run.mu.Unlock()
-	run.syncText()
-	run.result.Metrics = run.metrics(time.Now())
-	b, err := json.Marshal(run.result)
-	return len(run.frames), string(b), err
+	w.RunID = run.ID
+	if !run.reqStored {
+		w.Request = run.rawJSON
+	}
+	upTo = len(run.frames)
+	if upTo > run.stored {
+		w.Chunk = &db.RunChunk{First: run.stored + 1, Frames: bytes.Join(run.frames[run.stored:upTo], nil), Times: EncodeTimes(run.times[run.stored:upTo], 0, 0)}
+	}
+	return w, upTo
 }
 
-// ending is how a run ends: the closing frames to publish, and what to
-// store.
+// markStored records that w, taken by pending up to frame upTo, is
+// stored.
+func (run *Run) markStored(w db.RunWrite, upTo int) {
+	run.mu.Lock()
+	defer run.mu.Unlock()
+	if w.Request != "" {
+		run.reqStored = true
+	}
+	run.stored = max(run.stored, upTo)
+}
+
+// ending is how a run ends: the closing frames to publish, and the one
+// write that makes it durable.
 type ending struct {
 	closing   [][]byte // the error frame, if any, then done
 	done      doneData
-	events    []byte // every frame of the run, closing ones included, for replay
-	times     []byte // when each of those frames was sent (see EncodeTimes)
-	result    string // the final result as JSON
-	encodeErr error  // the result could not be encoded; result is then "{}"
+	write     db.RunWrite // the last chunk (closing frames included) and the final state
+	encodeErr error       // the result could not be encoded; it is stored as "{}"
 }
 
 // finish builds the run's ending. The closing frames are not published
-// yet: publish does that once the run is stored, so that a listener who
-// sees done finds the run in history.
-func (run *Run) finish(status string, upstreamErr *llm.Error, render func(string) string, body []byte) ending {
-	now := time.Now()
+// yet: publishEnding does that once the run is stored, so that a
+// listener who sees done finds the run in history. The rendered answer
+// follows done in its own frame (see rendered): rendering a long answer
+// takes longer than the rest of the ending, and the user has the text.
+func (run *Run) finish(status string, upstreamErr *llm.Error, body []byte, at time.Time) ending {
 	run.mu.Lock()
 	defer run.mu.Unlock()
 	run.syncText()
-	run.result.Metrics = run.metrics(now)
+	run.result.Metrics = run.metrics(at)
 	run.result.Error = upstreamErr
 	var end ending
 	next := len(run.frames) + 1
@@ -334,26 +418,59 @@ func (run *Run) finish(status string, upstreamErr *llm.Error, render func(string
 	done := doneData{Status: status, Usage: run.result.Usage, TimeInfo: run.result.TimeInfo, Metrics: run.result.Metrics}
 	for _, ch := range run.result.Choices {
 		done.FinishReasons = append(done.FinishReasons, ch.FinishReason)
-		if render != nil {
-			done.HTML = append(done.HTML, render(ch.Content))
-		}
 		if check := llm.CheckOutput(body, ch.Content); check != nil {
 			done.Checks = append(done.Checks, check)
 		}
 	}
 	end.done = done
 	end.closing = append(end.closing, frame(next, "done", marshal(done)))
-	b, err := json.Marshal(run.result)
+	result, err := json.Marshal(run.result)
 	if err != nil {
-		b, end.encodeErr = []byte("{}"), err
+		result, end.encodeErr = []byte("{}"), err
 	}
-	end.result = string(b)
-	all := make([][]byte, 0, len(run.frames)+len(end.closing))
-	all = append(append(all, run.frames...), end.closing...)
-	at := uint32(now.Sub(run.started).Milliseconds())
-	end.times = EncodeTimes(run.times, len(end.closing), at)
-	end.events = bytes.Join(all, nil)
+	ms := uint32(at.Sub(run.started).Milliseconds())
+	w := db.RunWrite{RunID: run.ID, Finish: &db.RunFinish{Status: status, Result: string(result), At: at}}
+	if !run.reqStored {
+		w.Request = run.rawJSON
+	}
+	rest := run.frames[run.stored:]
+	frames := make([]byte, 0, framesLen(rest)+framesLen(end.closing))
+	for _, f := range rest {
+		frames = append(frames, f...)
+	}
+	for _, f := range end.closing {
+		frames = append(frames, f...)
+	}
+	w.Chunk = &db.RunChunk{First: run.stored + 1, Frames: frames, Times: EncodeTimes(run.times[run.stored:], len(end.closing), ms)}
+	end.write = w
 	return end
+}
+
+func framesLen(frames [][]byte) int {
+	n := 0
+	for _, f := range frames {
+		n += len(f)
+	}
+	return n
+}
+
+// texts returns each choice's final text, for rendering.
+func (run *Run) contents() []string {
+	run.mu.Lock()
+	defer run.mu.Unlock()
+	out := make([]string, len(run.result.Choices))
+	for i, ch := range run.result.Choices {
+		out[i] = ch.Content
+	}
+	return out
+}
+
+// rendered builds the frame that follows done with each choice's answer
+// rendered as safe HTML; the caller publishes it with closeStream.
+func (run *Run) rendered(html []string) []byte {
+	run.mu.Lock()
+	defer run.mu.Unlock()
+	return frame(len(run.frames)+1, "rendered", marshalHTML(renderedData{HTML: html}))
 }
 
 // unstoredMessage tells listeners that a run ended but is not stored.
@@ -402,24 +519,53 @@ func DecodeTimes(b []byte) []uint32 {
 	return out
 }
 
-// publish sends the closing frames to the listeners and marks the run
-// finished.
-func (run *Run) publish(status string, closing [][]byte) {
+// publishEnding sends the closing frames to the listeners and gives the
+// run its status; the stream stays open for the rendered answer.
+func (run *Run) publishEnding(status string, closing [][]byte) {
 	run.mu.Lock()
 	defer run.mu.Unlock()
 	for _, f := range closing {
 		run.add(f)
 	}
 	run.status = status
+	run.wake()
+}
+
+// closeStream adds the last frames, if any, and ends the stream: every
+// listener leaves once it has them.
+func (run *Run) closeStream(last ...[]byte) {
+	run.mu.Lock()
+	defer run.mu.Unlock()
+	for _, f := range last {
+		run.add(f)
+	}
 	run.finished = true
-	// Wake every listener, even one that took no channel since the last frame.
-	close(run.changed)
-	run.changed = make(chan struct{})
-	run.watched = false
+	run.wake()
 	if run.idle != nil {
 		run.idle.Stop()
 		run.idle = nil
 	}
+}
+
+// wake wakes every listener, even one that took no channel since the last
+// frame; the caller holds run.mu.
+func (run *Run) wake() {
+	close(run.changed)
+	run.changed = make(chan struct{})
+	run.watched = false
+}
+
+// marshalHTML encodes v without escaping <, > and & as \u003c: rendered
+// HTML in JSON would grow by three quarters, and the page parses it with
+// JSON.parse, which needs no such escaping.
+func marshalHTML(v any) []byte {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return []byte(`{}`)
+	}
+	return bytes.TrimSuffix(b.Bytes(), []byte("\n"))
 }
 
 func marshal(v any) []byte {

@@ -5,6 +5,7 @@
 package runner
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -17,12 +18,10 @@ import (
 	"knobs/llm"
 )
 
-// Store is what the runner writes runs to.
+// Store is what the runner writes runs to: many writes, of any runs, in
+// one transaction (see writer).
 type Store interface {
-	CheckpointRun(ctx context.Context, id int64, rawRequest, result string) error
-	FinishRun(ctx context.Context, id int64, status, rawRequest, result string, events []byte, at time.Time) error
-	SetRunRawResponse(ctx context.Context, id int64, raw []byte) error
-	SetRunEventTimes(ctx context.Context, id int64, times []byte) error
+	WriteRuns(ctx context.Context, ws []db.RunWrite) error
 }
 
 // Streamer opens a provider stream; *llm.Client is one.
@@ -69,6 +68,8 @@ var (
 	// ErrOutputLimit and ErrMaxDuration end a run at one of Knobs' bounds.
 	ErrOutputLimit = errors.New("runner: the output limit was reached")
 	ErrMaxDuration = errors.New("runner: the run reached its maximum duration")
+	// errNotCreated ends a run whose row could not be written.
+	errNotCreated = errors.New("runner: the run could not be stored")
 	// errPanic ends a run whose relay panicked.
 	errPanic = errors.New("runner: internal error")
 )
@@ -113,6 +114,8 @@ type Runner struct {
 	active  int           // slots reserved or held by live runs
 	perUser map[int64]int // active, per user
 	wg      sync.WaitGroup
+	writer  *writer
+	once    sync.Once // stops the writer
 }
 
 // New returns a Runner that stores runs in store.
@@ -151,7 +154,8 @@ func New(store Store, log *slog.Logger, opts Options) *Runner {
 	if opts.MaxRuns <= 0 {
 		opts.MaxRuns = 200
 	}
-	return &Runner{store: store, log: log, opts: opts, runs: map[int64]*Run{}, stop: make(chan struct{}), perUser: map[int64]int{}}
+	return &Runner{store: store, log: log, opts: opts, runs: map[int64]*Run{}, stop: make(chan struct{}), perUser: map[int64]int{},
+		writer: newWriter(store, log)}
 }
 
 // Slots is room reserved for n runs of one user. It is taken before
@@ -216,8 +220,20 @@ func (r *Runner) Start(id, user int64, s Streamer, spec llm.RunSpec, model llm.M
 }
 
 // Start begins run id of the slots' user in one of its slots, which the
-// run holds until it ends.
+// run holds until it ends. The run's row must exist already.
 func (sl *Slots) Start(id int64, s Streamer, spec llm.RunSpec, model llm.Model) (*Run, error) {
+	return sl.start(id, nil, s, spec, model)
+}
+
+// Create begins a new run whose row (row.ID from the store's NextRunID)
+// is written by the runner's writer, queued before anything else of the
+// run: the upstream request starts at once, in parallel with the first
+// write, and the request that made the run waits for no write at all.
+func (sl *Slots) Create(row db.Run, s Streamer, spec llm.RunSpec, model llm.Model) (*Run, error) {
+	return sl.start(row.ID, &row, s, spec, model)
+}
+
+func (sl *Slots) start(id int64, row *db.Run, s Streamer, spec llm.RunSpec, model llm.Model) (*Run, error) {
 	r := sl.r
 	ctx, cancel := context.WithCancelCause(context.Background())
 	run := &Run{
@@ -244,6 +260,10 @@ func (sl *Slots) Start(id int64, s Streamer, spec llm.RunSpec, model llm.Model) 
 	r.runs[id] = run
 	r.wg.Add(1)
 	r.mu.Unlock()
+	if row != nil {
+		run.row, run.created = row, make(chan struct{})
+		r.writer.push(writeOp{w: db.RunWrite{RunID: id, Create: row}, then: run.setRowWritten})
+	}
 
 	run.mu.Lock()
 	run.idle = time.AfterFunc(r.opts.StartGrace, func() { run.cancelIfUnheard() })
@@ -316,7 +336,13 @@ func (r *Runner) Shutdown(ctx context.Context) error {
 	}
 	r.mu.Unlock()
 	done := make(chan struct{})
-	go func() { r.wg.Wait(); close(done) }()
+	go func() {
+		r.wg.Wait()
+		// Every run has queued its last write: the writer stores them
+		// and stops.
+		r.once.Do(r.writer.stop)
+		close(done)
+	}()
 	select {
 	case <-done:
 		return nil
@@ -334,9 +360,9 @@ func (r *Runner) forget(run *Run) {
 }
 
 // drive relays the provider stream into frames until it ends, then stores
-// the run. When the run could not be stored whole, it returns what is
-// left to store.
-func (r *Runner) drive(ctx context.Context, run *Run, s Streamer, spec llm.RunSpec) *finalSave {
+// the run. When its ending could not be stored, it returns the write
+// that is left to do.
+func (r *Runner) drive(ctx context.Context, run *Run, s Streamer, spec llm.RunSpec) *db.RunWrite {
 	stopCheckpoints := make(chan struct{})
 	checkpointsDone := make(chan struct{})
 	go func() {
@@ -375,33 +401,69 @@ func (r *Runner) drive(ctx context.Context, run *Run, s Streamer, spec llm.RunSp
 	if panicked {
 		status, upstreamErr = db.RunError, &llm.Error{Kind: KindInternal, Message: "Knobs hit an internal error while relaying this run and stopped it; it has been logged. What came before is kept."}
 	}
-	end := run.finish(status, upstreamErr, r.opts.Render, spec.Body)
+	end := run.finish(status, upstreamErr, spec.Body, time.Now())
 	if end.encodeErr != nil {
 		r.log.Error("encoding the result of run", "run", run.ID, "err", end.encodeErr)
 	}
-	save := &finalSave{
-		id: run.ID, status: status, rawRequest: run.request(), result: end.result,
-		events: end.events, rawResponse: rawResponse, times: end.times, at: time.Now(),
+	// One write makes the ending durable: the last chunk of the stream
+	// and the small final state. done follows it at once.
+	err := r.writer.write(end.write)
+	if rowErr, _ := run.rowWritten(true); rowErr != nil {
+		// The row was never written, so nothing after it was either:
+		// the retry writes the whole run.
+		err = fmt.Errorf("creating the run's row: %w", rowErr)
+		end.write = run.wholeWrite(end)
 	}
-	err := save.write(r.store)
 	// The slot is free before listeners hear the end, so that a user who
 	// runs again at once is not refused.
 	r.mu.Lock()
 	r.release(run.UserID, 1)
 	r.mu.Unlock()
-	closing := end.closing
 	if err != nil {
 		r.log.Error("storing run failed; retrying in the background", "run", run.ID, "err", err)
-		if !save.finished {
-			closing = run.unstored(end)
-		}
+		run.publishEnding(status, run.unstored(end))
+		run.closeStream()
+		run.cancel(nil)
+		left := end.write
+		left.RawResponse = nonNil(rawResponse)
+		return &left
 	}
-	run.publish(status, closing)
+	run.publishEnding(status, end.closing)
 	run.cancel(nil) // release the context's resources
-	if err != nil {
-		return save
+
+	// What the user does not wait for: the answer rendered (its own
+	// frame, after done) and the provider's raw answer for the raw view,
+	// stored together after the stream ends.
+	var last [][]byte
+	extra := db.RunWrite{RunID: run.ID, RawResponse: nonNil(rawResponse)}
+	if r.opts.Render != nil {
+		contents := run.contents()
+		html := make([]string, len(contents))
+		for i, text := range contents {
+			html[i] = r.opts.Render(text)
+		}
+		f := run.rendered(html)
+		last = append(last, f)
+		extra.Chunk = &db.RunChunk{First: end.write.Chunk.First + countFrames(end.write.Chunk.Frames), Frames: f,
+			Times: EncodeTimes(nil, 1, uint32(time.Since(run.started).Milliseconds()))}
+	}
+	run.closeStream(last...)
+	if err := r.writer.write(extra); err != nil {
+		r.log.Error("storing the rendered answer and raw response of run", "run", run.ID, "err", err)
 	}
 	return nil
+}
+
+// countFrames counts the SSE frames in b, each ended by a blank line.
+func countFrames(b []byte) int {
+	return bytes.Count(b, []byte("\n\n"))
+}
+
+func nonNil(b []byte) []byte {
+	if b == nil {
+		return []byte{}
+	}
+	return b
 }
 
 // relay folds the provider stream into the run's frames until it ends
@@ -435,68 +497,27 @@ func (r *Runner) relay(ctx context.Context, run *Run, s Streamer, spec llm.RunSp
 	return st, false
 }
 
-// finalSave is what is left to write of a finished run. Each part is its
-// own short write, so that a big run never holds the database's single
-// writer for long, and a part stored is not written again on a retry.
-type finalSave struct {
-	id                           int64
-	status, rawRequest, result   string
-	events, rawResponse, times   []byte
-	at                           time.Time
-	finished, rawDone, timesDone bool
-}
-
-// saveTimeout bounds each write of a final save.
-const saveTimeout = 10 * time.Second
-
-// write stores the parts not stored yet, in order, and returns the first
-// failure. The run's own context is cancelled by now: each write has a
-// fresh one.
-func (f *finalSave) write(store Store) error {
-	do := func(done *bool, w func(ctx context.Context) error) error {
-		if *done {
-			return nil
-		}
-		ctx, cancel := context.WithTimeout(context.Background(), saveTimeout)
-		defer cancel()
-		if err := w(ctx); err != nil {
-			return err
-		}
-		*done = true
-		return nil
-	}
-	if err := do(&f.finished, func(ctx context.Context) error {
-		return store.FinishRun(ctx, f.id, f.status, f.rawRequest, f.result, f.events, f.at)
-	}); err != nil {
-		return err
-	}
-	if err := do(&f.rawDone, func(ctx context.Context) error { return store.SetRunRawResponse(ctx, f.id, f.rawResponse) }); err != nil {
-		return err
-	}
-	return do(&f.timesDone, func(ctx context.Context) error { return store.SetRunEventTimes(ctx, f.id, f.times) })
-}
-
 // maxStoreRetry is the longest wait between two tries of a final save.
 const maxStoreRetry = time.Minute
 
-// storeLater tries a failed final save again, waiting longer each time,
+// storeLater tries a failed ending again, waiting longer each time,
 // until it is stored or the runner shuts down. A run left unstored at
-// shutdown keeps its last checkpoint, and the next start marks it
-// interrupted.
-func (r *Runner) storeLater(run *Run, save *finalSave) {
+// shutdown keeps what its checkpoints stored, and the next start marks
+// it interrupted.
+func (r *Runner) storeLater(run *Run, w *db.RunWrite) {
 	wait := r.opts.StoreRetry
 	t := time.NewTimer(wait)
 	defer t.Stop()
 	for {
 		select {
 		case <-r.stop:
-			if err := save.write(r.store); err != nil {
-				r.log.Error("run left unstored at shutdown; the next start marks it interrupted with its last checkpoint", "run", run.ID, "err", err)
+			if err := r.writer.write(*w); err != nil {
+				r.log.Error("run left unstored at shutdown; the next start marks it interrupted with what its checkpoints stored", "run", run.ID, "err", err)
 			}
 			return
 		case <-t.C:
 		}
-		err := save.write(r.store)
+		err := r.writer.write(*w)
 		if err == nil {
 			r.log.Info("run stored after retrying", "run", run.ID)
 			return
@@ -507,33 +528,34 @@ func (r *Runner) storeLater(run *Run, save *finalSave) {
 	}
 }
 
-// checkpoint saves the partial result every Options.Checkpoint until stop.
+// checkpoint appends what the run streamed since the last checkpoint,
+// every Options.Checkpoint, until stop. A checkpoint that fails is
+// logged; the next one carries its frames too.
 func (r *Runner) checkpoint(run *Run, stop <-chan struct{}) {
 	t := time.NewTicker(r.opts.Checkpoint)
 	defer t.Stop()
-	saved := -1
 	for {
 		select {
 		case <-stop:
 			return
 		case <-t.C:
 		}
-		n, result, err := run.snapshot()
-		if err != nil {
-			r.log.Error("checkpointing run: encoding its result", "run", run.ID, "err", err)
+		if rowErr, known := run.rowWritten(false); known && rowErr != nil {
+			// Nothing of this run can be stored until its row is: stop
+			// spending tokens on it. Its ending says why.
+			r.log.Error("creating run", "run", run.ID, "err", rowErr)
+			run.cancel(errNotCreated)
+			return
+		}
+		w, upTo := run.pending()
+		if w.Chunk == nil && w.Request == "" {
 			continue
 		}
-		if n == saved {
-			continue
-		}
-		raw := run.request()
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		if err := r.store.CheckpointRun(ctx, run.ID, raw, result); err != nil {
+		if err := r.writer.write(w); err != nil {
 			r.log.Error("checkpointing run", "run", run.ID, "err", err)
-		} else {
-			saved = n
+			continue
 		}
-		cancel()
+		run.markStored(w, upTo)
 	}
 }
 

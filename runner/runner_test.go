@@ -87,7 +87,21 @@ func parseFrame(b []byte) frame {
 	return f
 }
 
-// listen reads every frame of run after `after` until it finishes.
+// withoutRendered drops the rendered answer that follows done, checking
+// that it does, so that tests read done as the last frame.
+func withoutRendered(t *testing.T, frames []frame) []frame {
+	t.Helper()
+	if n := len(frames); n > 0 && frames[n-1].event == "rendered" {
+		if n < 2 || frames[n-2].event != "done" {
+			t.Errorf("the rendered answer does not follow done: %+v", frames)
+		}
+		return frames[:n-1]
+	}
+	return frames
+}
+
+// listen reads every frame of run after `after` until it finishes, and
+// returns them up to done.
 func listen(t *testing.T, run *runner.Run, after int) []frame {
 	t.Helper()
 	leave := run.Subscribe()
@@ -101,7 +115,7 @@ func listen(t *testing.T, run *runner.Run, after int) []frame {
 		}
 		after += len(frames)
 		if finished && len(frames) == 0 {
-			return out
+			return withoutRendered(t, out)
 		}
 		if len(frames) > 0 {
 			continue
@@ -533,8 +547,8 @@ func TestARestartMarksRunningRunsInterruptedWithTheirCheckpoint(t *testing.T) {
 	// Wait for a checkpoint with the partial text, then "crash": the process
 	// goes away without the runner storing anything more.
 	for i := 0; ; i++ {
-		got, _ := store.Run(context.Background(), u.ID, id)
-		if strings.Contains(got.Result, "Hello") {
+		events, _ := store.RunEvents(context.Background(), u.ID, id)
+		if strings.Contains(string(events), "Hello") {
 			break
 		}
 		if i > 200 {
@@ -550,7 +564,7 @@ func TestARestartMarksRunningRunsInterruptedWithTheirCheckpoint(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer store2.Close()
-	n, err := store2.InterruptRuns(context.Background())
+	n, err := store2.InterruptRuns(context.Background(), runner.ResultFromFrames)
 	if err != nil || n != 1 {
 		t.Fatalf("InterruptRuns = %d, %v; want 1", n, err)
 	}

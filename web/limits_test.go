@@ -273,7 +273,7 @@ func TestAReconnectAfterARestartGetsTheStoredEnding(t *testing.T) {
 	lastID := head[len(head)-1].id
 	user := first.userID(t, "admin")
 	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(10 * time.Millisecond) {
-		if got, _ := first.store.Run(context.Background(), user, run.ID); strings.Contains(got.Result, "Hello") {
+		if got, _ := first.store.RunEvents(context.Background(), user, run.ID); strings.Contains(string(got), "Hello") {
 			break
 		}
 		if time.Now().After(deadline) {
@@ -319,7 +319,7 @@ func TestAReconnectAfterARestartGetsTheStoredEnding(t *testing.T) {
 	t.Run("row left running", func(t *testing.T) { check(t, db.RunInterrupted) })
 	// Marked interrupted, as a start of Knobs does.
 	t.Run("row marked interrupted", func(t *testing.T) {
-		if n, err := second.store.InterruptRuns(context.Background()); err != nil || n != 1 {
+		if n, err := second.store.InterruptRuns(context.Background(), runner.ResultFromFrames); err != nil || n != 1 {
 			t.Fatalf("InterruptRuns = %d, %v", n, err)
 		}
 		check(t, db.RunInterrupted)
@@ -334,12 +334,16 @@ type diskFullStore struct {
 	tries atomic.Int64
 }
 
-func (s *diskFullStore) FinishRun(ctx context.Context, id int64, status, rawRequest, result string, events []byte, at time.Time) error {
-	s.tries.Add(1)
-	if s.full.Load() {
-		return fmt.Errorf("db: unable to finish run %d: database or disk is full (13)", id)
+func (s *diskFullStore) WriteRuns(ctx context.Context, ws []db.RunWrite) error {
+	for _, w := range ws {
+		if w.Finish != nil {
+			s.tries.Add(1)
+			if s.full.Load() {
+				return fmt.Errorf("db: unable to finish run %d: database or disk is full (13)", w.RunID)
+			}
+		}
 	}
-	return s.Store.FinishRun(ctx, id, status, rawRequest, result, events, at)
+	return s.Store.WriteRuns(ctx, ws)
 }
 
 func TestARunThatCannotBeStoredIsNotCalledDoneAndIsStoredLater(t *testing.T) {

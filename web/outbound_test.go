@@ -101,12 +101,12 @@ func TestAKeyEchoedIntoTheAnswerIsNeverShownOrStored(t *testing.T) {
 	if r.status != http.StatusCreated {
 		t.Fatalf("POST /runs: %d %s", r.status, r.body)
 	}
-	_, evs := admin.readEvents(run.Events, 0, nil)
+	_, evs := admin.readAllEvents(run.Events, 0, nil)
 	live := eventText(evs)
 	if !strings.Contains(live, "event: done") || !strings.Contains(live, "I was called with ***. Again: ***.") {
 		t.Errorf("the stream does not show the answer with the key redacted:\n%s", live)
 	}
-	_, replay := admin.readEvents(run.Events, 0, nil)
+	_, replay := admin.readAllEvents(run.Events, 0, nil)
 	for what, body := range map[string]string{
 		"live events":     live,
 		"replayed events": eventText(replay),

@@ -40,13 +40,13 @@ func storeComparison(t testing.TB, s *server, owner int64, panes, frames, size i
 		}
 		fmt.Fprintf(&ev, "id: %d\nevent: done\ndata: {\"status\":\"done\",\"metrics\":{\"tokens\":%d}}\n\n", frames+1, frames)
 		times = binary.LittleEndian.AppendUint32(times, uint32(span/time.Millisecond))
-		if err := s.store.FinishRun(ctx, id, db.RunDone, "{}", `{"choices":[{"content":"x"}]}`, []byte(ev.String()), time.Now()); err != nil {
-			t.Fatal(err)
-		}
+		chunk := &db.RunChunk{First: 1, Frames: []byte(ev.String())}
 		if span > 0 {
-			if err := s.store.SetRunEventTimes(ctx, id, times); err != nil {
-				t.Fatal(err)
-			}
+			chunk.Times = times
+		}
+		if err := s.store.WriteRuns(ctx, []db.RunWrite{{RunID: id, Chunk: chunk,
+			Finish: &db.RunFinish{Status: db.RunDone, Result: `{"choices":[{"content":"x"}]}`, At: time.Now()}}}); err != nil {
+			t.Fatal(err)
 		}
 	}
 	sh, err := s.store.CreateShare(ctx, owner, db.ShareGroup, gid, db.SharePublic)

@@ -42,8 +42,24 @@ type sseEvent struct {
 }
 
 // readEvents opens path as an event stream and reads it to its end (or
-// until stop returns true), with Last-Event-ID when lastID > 0.
+// until stop returns true), with Last-Event-ID when lastID > 0. The
+// rendered answer that follows a run's done is checked to follow it and
+// left out, so that tests read done as the last event; readAllEvents
+// keeps it.
 func (c *client) readEvents(path string, lastID int, stop func(sseEvent) bool) (*http.Response, []sseEvent) {
+	c.t.Helper()
+	resp, out := c.readAllEvents(path, lastID, stop)
+	if n := len(out); n > 0 && out[n-1].event == "rendered" {
+		if n < 2 || out[n-2].event != "done" {
+			c.t.Errorf("%s: the rendered answer does not follow done: %+v", path, out)
+		}
+		out = out[:n-1]
+	}
+	return resp, out
+}
+
+// readAllEvents is readEvents with every event kept.
+func (c *client) readAllEvents(path string, lastID int, stop func(sseEvent) bool) (*http.Response, []sseEvent) {
 	c.t.Helper()
 	req, _ := http.NewRequest(http.MethodGet, c.srv.url+path, nil)
 	req.Header.Set("Accept", "text/event-stream")
