@@ -51,7 +51,7 @@ func TestCancelEndsUpstreamRequest(t *testing.T) {
 			defer cancel()
 			s := c.Stream(ctx, chatSpec())
 			defer s.Close()
-			if !s.Next() || s.Event().Text != "a" {
+			if !nextData(s) || s.Event().Text != "a" {
 				t.Fatalf("first event = %+v, Err = %s", s.Event(), describe(s.Err()))
 			}
 			var wg sync.WaitGroup

@@ -224,7 +224,7 @@ func TestErrorFirstByteTimerStopsAfterFirstByte(t *testing.T) {
 	defer c.CloseIdleConnections()
 	s := c.Stream(context.Background(), chatSpec())
 	defer s.Close()
-	if !s.Next() || s.Event().Text != "a" {
+	if !nextData(s) || s.Event().Text != "a" {
 		t.Fatalf("first event = %+v, err %s", s.Event(), describe(s.Err()))
 	}
 	time.Sleep(100 * time.Millisecond) // well past the first-byte timeout

@@ -31,6 +31,7 @@ type collected struct {
 	finish             map[int]string
 	usage              *llm.Usage
 	timeInfo           *llm.TimeInfo
+	response           *llm.Response
 	err                *llm.Error
 	sawDone            bool
 }
@@ -44,6 +45,10 @@ func runSpec(t *testing.T, c *llm.Client, endpoint llm.Endpoint, body string) co
 	out := collected{content: map[int]string{}, reasoning: map[int]string{}, finish: map[int]string{}}
 	for s.Next() {
 		ev := s.Event()
+		if ev.Kind == llm.EventResponse {
+			out.response = ev.Response
+			continue
+		}
 		if len(out.kinds) == 0 || out.kinds[len(out.kinds)-1] != ev.Kind {
 			out.kinds = append(out.kinds, ev.Kind)
 		}
