@@ -274,7 +274,7 @@ func (s *Stream) step() {
 	data := bytes.TrimSpace(e.Data)
 	switch {
 	case e.Event == "error":
-		s.fail(streamError(data))
+		s.fail(streamError(data, s.resp.Header, time.Now()))
 		return
 	case len(data) == 0 || e.Event == "ping":
 		return // a keep-alive: the timer runs on
@@ -302,7 +302,7 @@ func (s *Stream) step() {
 		s.note(note)
 	}
 	if hasError(c.Error) {
-		s.fail(streamError(data))
+		s.fail(streamError(data, s.resp.Header, time.Now()))
 		return
 	}
 	s.add(c, at)
@@ -413,7 +413,7 @@ func (s *Stream) jsonAnswer(r io.Reader) {
 	// type (a float "created") costs that field, noted, not the answer.
 	if note, err := decodeChunk(b, &c); err == nil {
 		if hasError(c.Error) {
-			s.fail(streamError(b))
+			s.fail(streamError(b, s.resp.Header, time.Now()))
 			return
 		}
 		if len(c.Choices) > 0 {

@@ -258,6 +258,7 @@ const (
 	ErrBadKey       ErrorKind = "bad_key"
 	ErrPermission   ErrorKind = "permission"
 	ErrUnknownModel ErrorKind = "unknown_model"
+	ErrNoEndpoint   ErrorKind = "no_endpoint" // a 404 that is not about the model: the provider has no such endpoint
 	ErrValidation   ErrorKind = "validation"
 	ErrRateLimit    ErrorKind = "rate_limit"
 	ErrNoCredits    ErrorKind = "out_of_credits"
