@@ -60,7 +60,7 @@ func TestCancelEndsUpstreamRequest(t *testing.T) {
 				wg.Add(1)
 				go func() {
 					defer wg.Done()
-					more = s.Next()
+					more = nextData(s)
 				}()
 				time.Sleep(20 * time.Millisecond) // let Next block on the read
 			}
@@ -81,10 +81,10 @@ func TestCancelEndsUpstreamRequest(t *testing.T) {
 			if tt.whileNext {
 				wg.Wait()
 			} else {
-				more = s.Next()
+				more = nextData(s)
 			}
 			if more {
-				t.Fatal("Next returned true after the cancel")
+				t.Fatal("Next returned data after the cancel")
 			}
 			if err := s.Err(); err == nil || err.Kind != tt.wantKind {
 				t.Fatalf("Err = %s, want %s", describe(err), tt.wantKind)

@@ -215,6 +215,7 @@ func (s *Stream) end() {
 // fail ends the stream with err.
 func (s *Stream) fail(err *Error) {
 	s.flushHeld()
+	s.sendMeta(time.Since(s.started), true)
 	s.done = true
 	redactError(err, s.key)
 	s.err = err
@@ -239,6 +240,7 @@ func redactable(key string) bool { return len(key) >= 8 }
 // finish ends the stream cleanly.
 func (s *Stream) finish() {
 	s.flushHeld()
+	s.sendMeta(time.Since(s.started), true)
 	s.done = true
 	s.end()
 }
@@ -505,7 +507,13 @@ func (s *Stream) add(c *Chunk, at time.Duration) {
 	if c.ID != "" && s.id == "" {
 		s.id = s.redacted(c.ID)
 	}
-	s.describe(c, at)
+	s.describe(c)
+	queued := len(s.queue)
+	defer func() {
+		if len(s.queue) > queued {
+			s.sendMeta(at, false)
+		}
+	}()
 	for i := range c.Choices {
 		ch := &c.Choices[i]
 		if ch.Index < 0 || ch.Index >= maxChoices {
@@ -584,12 +592,11 @@ func (s *Stream) add(c *Chunk, at time.Duration) {
 	}
 }
 
-// describe queues an EventResponse when the chunk says more of how the
-// answer is labelled than the reader was told: the first chunk, and any
-// later one that changes a field (a tier or fingerprint often comes on
-// the last chunk only). Text deltas repeat the same interned strings, so
-// this costs a few comparisons per chunk.
-func (s *Stream) describe(c *Chunk, at time.Duration) {
+// describe notes what the chunk says of how the answer is labelled; an
+// EventResponse goes out when that changed (the first chunk, a tier or
+// fingerprint that comes on the last chunk only). Text deltas repeat the
+// same interned strings, so this costs a few comparisons per chunk.
+func (s *Stream) describe(c *Chunk) {
 	m := &s.meta
 	set := func(dst *string, v string) {
 		if v != "" && v != *dst {
@@ -605,12 +612,21 @@ func (s *Stream) describe(c *Chunk, at time.Duration) {
 		m.Created, s.metaSent = c.Created, false
 	}
 	m.Streamed = s.streamed
-	if !s.metaSent {
-		s.metaSent = true
-		r := *m
-		r.Notes = slices.Clone(m.Notes)
-		s.queue1(Event{Kind: EventResponse, Response: &r, At: at})
+}
+
+// sendMeta queues an EventResponse when the labels changed since the last
+// one. add calls it after a chunk that brought other events, and the end
+// of the stream in any case, so that it goes after them: the first event
+// a reader gets is still the first token, which the relay's first
+// metrics tick is taken by.
+func (s *Stream) sendMeta(at time.Duration, end bool) {
+	if s.metaSent || (end && s.meta.ID == "" && s.meta.Model == "" && len(s.meta.Notes) == 0) {
+		return
 	}
+	s.metaSent = true
+	r := s.meta
+	r.Notes = slices.Clone(s.meta.Notes)
+	s.queue1(Event{Kind: EventResponse, Response: &r, At: at})
 }
 
 // logprobs queues the logprobs of one part of a choice.
