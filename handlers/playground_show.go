@@ -110,7 +110,7 @@ func (h *Handler) ShowPanel(c *fiber.Ctx) error {
 var completionInputs = map[string]bool{"suffix": true, "echo": true, "best_of": true}
 
 // panelSkips are edited elsewhere (model, messages, prompt) or set by Knobs.
-var panelSkips = map[string]bool{"model": true, "messages": true, "prompt": true, "stream": true}
+var panelSkips = map[string]bool{"model": true, "messages": true, "prompt": true}
 
 // panelView builds the parameter panel for provider p, endpoint e and model id.
 func panelView(p Provider, e llm.Endpoint, modelID string) views.PanelView {
@@ -149,9 +149,14 @@ func panelView(p Provider, e llm.Endpoint, modelID string) views.PanelView {
 
 // paramControl picks the control for a registry parameter.
 func paramControl(p llm.Param) views.ParamControl {
-	c := views.ParamControl{Name: p.Name, Doc: p.Doc, Enum: p.Enum, MaxItems: p.MaxItems, Note: p.Note, Placeholder: "unset"}
+	// A default shown is the one the endpoint's seed gives; without one
+	// the provider decides, and the placeholder says so.
+	c := views.ParamControl{Name: p.Name, Doc: p.Doc, Enum: p.Enum, MaxItems: p.MaxItems, Note: p.Note, Placeholder: "provider default"}
 	if p.Default != nil {
 		c.Placeholder = fmt.Sprintf("default %v", p.Default)
+	}
+	if p.Deprecated {
+		c.Deprecated = "Deprecated: use " + p.Replacement + "."
 	}
 	if p.Min != nil {
 		c.Min = strconv.FormatFloat(*p.Min, 'f', -1, 64)
@@ -180,8 +185,8 @@ func paramControl(p llm.Param) views.ParamControl {
 		if p.Name == "response_format" {
 			c.Kind = "response_format"
 		}
-		if c.Placeholder == "unset" {
-			c.Placeholder = "JSON, unset"
+		if c.Placeholder == "provider default" {
+			c.Placeholder = "JSON, provider default"
 		}
 	default:
 		c.Kind = "string"

@@ -51,7 +51,7 @@ func TestCancelEndsUpstreamRequest(t *testing.T) {
 			defer cancel()
 			s := c.Stream(ctx, chatSpec())
 			defer s.Close()
-			if !s.Next() || s.Event().Text != "a" {
+			if !nextData(s) || s.Event().Text != "a" {
 				t.Fatalf("first event = %+v, Err = %s", s.Event(), describe(s.Err()))
 			}
 			var wg sync.WaitGroup
@@ -60,7 +60,7 @@ func TestCancelEndsUpstreamRequest(t *testing.T) {
 				wg.Add(1)
 				go func() {
 					defer wg.Done()
-					more = s.Next()
+					more = nextData(s)
 				}()
 				time.Sleep(20 * time.Millisecond) // let Next block on the read
 			}
@@ -81,10 +81,10 @@ func TestCancelEndsUpstreamRequest(t *testing.T) {
 			if tt.whileNext {
 				wg.Wait()
 			} else {
-				more = s.Next()
+				more = nextData(s)
 			}
 			if more {
-				t.Fatal("Next returned true after the cancel")
+				t.Fatal("Next returned data after the cancel")
 			}
 			if err := s.Err(); err == nil || err.Kind != tt.wantKind {
 				t.Fatalf("Err = %s, want %s", describe(err), tt.wantKind)

@@ -111,7 +111,7 @@ var (
 // testStream is a Stream with what add needs, to compare the events of
 // both paths.
 func testStream(d Dialect) *Stream {
-	return &Stream{dialect: dialectOf(d), endpoint: EndpointChat, cancel: func() {}}
+	return &Stream{dialect: dialectOf(d), endpoint: EndpointChat, cancel: func() {}, streamed: true}
 }
 
 // compareFastFull decodes data both ways, starting from a fast decoder f
@@ -130,7 +130,7 @@ func compareFastFull(t *testing.T, f *fastChunk, data []byte) bool {
 		t.Fatalf("fast path took a chunk json v2 rejects (%v): %q", err, data)
 	}
 	var full Chunk
-	if err := decodeChunk(data, &full); err != nil {
+	if _, err := decodeChunk(data, &full); err != nil {
 		t.Fatalf("fast path took a chunk the full path rejects (%s): %q", describe(err), data)
 	}
 	if !reflect.DeepEqual(fast, full) {
@@ -204,7 +204,7 @@ func TestChunkFastPathThinkTags(t *testing.T) {
 			t.Fatalf("fast path left %s", ch)
 		}
 		a.add(&a.scratch, 1)
-		if err := decodeChunk([]byte(ch), &b.scratch); err != nil {
+		if _, err := decodeChunk([]byte(ch), &b.scratch); err != nil {
 			t.Fatal(describe(err))
 		}
 		b.add(&b.scratch, 1)
@@ -244,7 +244,7 @@ func TestChunkFastPathThroughStream(t *testing.T) {
 		}
 		body.WriteString(data(tc.data))
 		var c Chunk
-		if err := decodeChunk([]byte(strings.TrimSpace(tc.data)), &c); err != nil {
+		if _, err := decodeChunk([]byte(strings.TrimSpace(tc.data)), &c); err != nil {
 			t.Fatal(describe(err))
 		}
 		ref.add(&c, 0)

@@ -76,11 +76,16 @@ func (c *Client) CloseIdleConnections() { c.http.CloseIdleConnections() }
 func (c *Client) Stream(ctx context.Context, spec RunSpec) *Stream {
 	s := newStream(ctx, c, spec.Endpoint)
 	url := c.base + spec.Endpoint.Path()
-	body, err := streamBody(spec.Body, c.dialect.includeUsage)
+	body, added, err := streamBody(spec.Body, c.dialect.includeUsage)
 	if err != nil {
 		body = spec.Body
 	}
-	s.req = RawRequest{Method: http.MethodPost, URL: url, Headers: c.shownHeaders(), Body: rawJSON(body)}
+	accept := "text/event-stream"
+	if err == nil && !Streamed(body) {
+		// The user asked for one JSON answer; it becomes the same events.
+		accept = "application/json"
+	}
+	s.req = RawRequest{Method: http.MethodPost, URL: url, Headers: c.shownHeaders(accept), Body: rawJSON(body), Added: added}
 	if !spec.Endpoint.Valid() {
 		s.fail(&Error{Kind: ErrValidation, Field: "endpoint", Message: "unknown endpoint " + string(spec.Endpoint)})
 		return s
@@ -97,7 +102,7 @@ func (c *Client) Stream(ctx context.Context, spec RunSpec) *Stream {
 	}
 	c.setHeaders(req.Header)
 	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "text/event-stream")
+	req.Header.Set("Accept", accept)
 	// Identity encoding keeps the raw view byte-exact and stops a proxy
 	// from buffering a gzip stream.
 	req.Header.Set("Accept-Encoding", "identity")
@@ -121,10 +126,10 @@ func (c *Client) setHeaders(h http.Header) {
 }
 
 // shownHeaders are the request headers for the raw view, key redacted.
-func (c *Client) shownHeaders() map[string]string {
+func (c *Client) shownHeaders(accept string) map[string]string {
 	h := map[string]string{
 		"Content-Type":    "application/json",
-		"Accept":          "text/event-stream",
+		"Accept":          accept,
 		"Accept-Encoding": "identity",
 	}
 	if c.cfg.Key != "" {

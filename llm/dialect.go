@@ -14,6 +14,9 @@ type wireDialect struct {
 	// Cerebras is left alone: there inline tags mean the user asked for
 	// reasoning_format "raw" and wants to see them.
 	thinkTags bool
+	// reasoningApart says usage.completion_tokens leaves the reasoning
+	// tokens out (xAI: PROVIDERS.md); elsewhere it includes them.
+	reasoningApart bool
 	// needsKey says a model list cannot be had without a key.
 	needsKey bool
 	// extraModels names a second model list with prices and limits.
@@ -25,7 +28,7 @@ func dialectOf(d Dialect) wireDialect {
 	case DialectCerebras:
 		return wireDialect{includeUsage: true, needsKey: true, extraModels: "/v1/models?format=openrouter"}
 	case DialectXAI:
-		return wireDialect{includeUsage: true, needsKey: true, extraModels: "/v1/language-models"}
+		return wireDialect{includeUsage: true, reasoningApart: true, needsKey: true, extraModels: "/v1/language-models"}
 	case DialectSim:
 		return wireDialect{includeUsage: true}
 	default:

@@ -89,7 +89,9 @@ func parseErrorBody(body []byte) (errorFields, bool) {
 				}
 			}
 		case '"':
-			f.message = rawText(e) // xAI: "code" is then a sentence, kept as Code
+			// xAI: "code" is then a sentence, kept as Code. A body with a
+			// message beside the string keeps both.
+			f.message = joinMessages(rawText(e), f.message)
 		}
 	}
 	if f.message == "" && len(b.Detail) > 0 {
@@ -161,6 +163,18 @@ func fieldOf(message, param string) string {
 	return param
 }
 
+// joinMessages writes two texts of one error as "a: b", or one of them
+// when the other is empty or the same.
+func joinMessages(a, b string) string {
+	switch {
+	case a == "" || a == b:
+		return b
+	case b == "":
+		return a
+	}
+	return a + ": " + b
+}
+
 func firstNonEmpty(a, b string) string {
 	if a != "" {
 		return a
@@ -212,10 +226,14 @@ func errorKindFor(status int, f errorFields, message string) ErrorKind {
 		return ErrNoCredits
 	case status == http.StatusForbidden:
 		return ErrPermission
-	case status == http.StatusTooManyRequests:
+	case status == http.StatusTooManyRequests || rateLimitCode(f):
 		return ErrRateLimit
-	case f.code == "model_not_found" || (status == http.StatusNotFound && strings.Contains(text, "model")):
+	case f.code == "model_not_found" || (status == http.StatusNotFound && modelMissingText(text)):
 		return ErrUnknownModel
+	case status == http.StatusNotFound:
+		// A body that merely mentions a model ("this server serves chat
+		// models only") is about the route, not the model asked for.
+		return ErrNoEndpoint
 	case status == http.StatusRequestTimeout || status == http.StatusGatewayTimeout:
 		return ErrTimeout
 	case status >= 500:
@@ -225,6 +243,29 @@ func errorKindFor(status int, f errorFields, message string) ErrorKind {
 		return ErrValidation
 	}
 	return ErrBadResponse
+}
+
+// rateLimitCode recognises a rate limit by its code or type, for error
+// chunks that come without a status.
+func rateLimitCode(f errorFields) bool {
+	switch f.code {
+	case "rate_limit_exceeded", "request_quota_exceeded", "token_quota_exceeded":
+		return true
+	}
+	return f.typ == "too_many_requests_error" || f.typ == "rate_limit_error"
+}
+
+// modelMissingText says the text reports a model that does not exist.
+func modelMissingText(s string) bool {
+	if !strings.Contains(s, "model") {
+		return false
+	}
+	for _, w := range []string{"not found", "does not exist", "no such model", "unknown model", "not exist"} {
+		if strings.Contains(s, w) {
+			return true
+		}
+	}
+	return false
 }
 
 func badKeyText(s string) bool {
@@ -357,8 +398,11 @@ func truncate(s string, n int) string {
 
 // streamError builds the Error of an error chunk inside a 200 stream, with
 // or without an "event: error" line before it. Its status_code, when
-// present, is the real status of the failure.
-func streamError(data []byte) *Error {
+// present, is the real status of the failure, and the chunk is classified
+// as that HTTP error would be whenever that tells the user what to do (a
+// rate limit with its wait from the headers h, a bad key, a validation
+// error); a server error or anything unrecognised stays ErrStream.
+func streamError(data []byte, h http.Header, now time.Time) *Error {
 	e := &Error{Kind: ErrStream}
 	f, ok := parseErrorBody(data)
 	if !ok {
@@ -371,6 +415,16 @@ func streamError(data []byte) *Error {
 	e.Message, e.Code, e.Type, e.Field, e.Status = f.message, f.code, f.typ, f.field, f.status
 	if e.Message == "" {
 		e.Message = firstNonEmpty(f.code, f.typ)
+	}
+	switch k := errorKindFor(f.status, f, e.Message); k {
+	case ErrBadKey, ErrRateLimit, ErrNoCredits, ErrPermission, ErrUnknownModel, ErrValidation:
+		e.Kind = k
+		if k == ErrRateLimit || k == ErrNoCredits {
+			e.RetryAfter = retryAfter(h, now)
+		}
+	}
+	if e.Kind != ErrValidation && e.Kind != ErrUnknownModel {
+		e.Field = ""
 	}
 	return e
 }

@@ -224,7 +224,7 @@ func TestErrorFirstByteTimerStopsAfterFirstByte(t *testing.T) {
 	defer c.CloseIdleConnections()
 	s := c.Stream(context.Background(), chatSpec())
 	defer s.Close()
-	if !s.Next() || s.Event().Text != "a" {
+	if !nextData(s) || s.Event().Text != "a" {
 		t.Fatalf("first event = %+v, err %s", s.Event(), describe(s.Err()))
 	}
 	time.Sleep(100 * time.Millisecond) // well past the first-byte timeout
@@ -277,7 +277,7 @@ func TestClassifyResponse(t *testing.T) {
 		{"Ollama string error", 404, nil, `{"error":"model \"llama9\" not found, try pulling it first"}`,
 			Error{Kind: ErrUnknownModel, Status: 404, Message: `model "llama9" not found, try pulling it first`}},
 		{"404 that is not about a model", 404, nil, `404 page not found`,
-			Error{Kind: ErrBadResponse, Status: 404, Message: "404 page not found"}},
+			Error{Kind: ErrNoEndpoint, Status: 404, Message: "404 page not found"}},
 		{"xAI missing content type", 415, nil, `{"code":"Client specified an invalid argument","error":"Expected request with Content-Type: application/json"}`,
 			Error{Kind: ErrValidation, Status: 415, Message: "Expected request with Content-Type: application/json", Code: "Client specified an invalid argument"}},
 		{"empty body", 500, nil, ``, Error{Kind: ErrServer, Status: 500, Message: "Internal Server Error"}},
@@ -315,5 +315,67 @@ func TestErrorKeyEchoedBackIsRedacted(t *testing.T) {
 	}
 	if raw := string(s.RawResponse()); strings.Contains(raw, key) || !strings.Contains(raw, "Wrong API Key ***") {
 		t.Fatalf("raw response = %q", raw)
+	}
+}
+
+// TestErrorFidelity: issue 12 item 10. Each case was misread before: a
+// message lost beside a string error, a missing route called an unknown
+// model, error chunks in a 200 stream all called "stream error".
+func TestErrorFidelity(t *testing.T) {
+	now := time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
+	for _, tt := range []struct {
+		name   string
+		status int
+		body   string
+		want   Error
+	}{
+		{"string error and message both kept", 400, `{"error":"Bad request","message":"temperature must be at most 2"}`,
+			Error{Kind: ErrValidation, Status: 400, Message: "Bad request: temperature must be at most 2"}},
+		{"the same text in both is said once", 400, `{"error":"Bad request","message":"Bad request"}`,
+			Error{Kind: ErrValidation, Status: 400, Message: "Bad request"}},
+		{"missing route whose body mentions a model", 404, `{"error":{"message":"Invalid URL (POST /v1/completions): this server serves chat models only","type":"invalid_request_error"}}`,
+			Error{Kind: ErrNoEndpoint, Status: 404, Message: "Invalid URL (POST /v1/completions): this server serves chat models only", Type: "invalid_request_error"}},
+		{"FastAPI not found", 404, `{"detail":"Not Found"}`,
+			Error{Kind: ErrNoEndpoint, Status: 404, Message: "Not Found"}},
+		{"a model that does not exist is still one", 404, `{"error":{"message":"The model gpt-9 does not exist","type":"invalid_request_error"}}`,
+			Error{Kind: ErrUnknownModel, Status: 404, Message: "The model gpt-9 does not exist", Type: "invalid_request_error"}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			got := classifyResponse(tt.status, http.Header{}, []byte(tt.body), now)
+			if *got != tt.want {
+				t.Fatalf("got\n %+v\nwant\n %+v", *got, tt.want)
+			}
+		})
+	}
+
+	for _, tt := range []struct {
+		name   string
+		header http.Header
+		chunk  string
+		want   Error
+	}{
+		{"status_code 429 is a rate limit, with the wait the headers give", http.Header{"Retry-After": {"7"}},
+			`{"error":{"code":"request_quota_exceeded","message":"Requests per minute limit exceeded - too many requests sent.","type":"too_many_requests_error","param":"quota","id":""},"status_code":429}`,
+			Error{Kind: ErrRateLimit, Status: 429, Message: "Requests per minute limit exceeded - too many requests sent.", Code: "request_quota_exceeded", Type: "too_many_requests_error", RetryAfter: 7 * time.Second}},
+		{"rate_limit_exceeded without a status", nil,
+			`{"error":{"code":"rate_limit_exceeded","message":"Slow down"}}`,
+			Error{Kind: ErrRateLimit, Message: "Slow down", Code: "rate_limit_exceeded"}},
+		{"invalid_api_key is a bad key", nil,
+			`{"error":{"code":"invalid_api_key","message":"Incorrect API key provided"}}`,
+			Error{Kind: ErrBadKey, Message: "Incorrect API key provided", Code: "invalid_api_key"}},
+		{"a server error mid-stream stays a stream error", nil,
+			`{"error":{"code":"","message":"internal error","type":"server_error"},"status_code":500}`,
+			Error{Kind: ErrStream, Status: 500, Message: "internal error", Type: "server_error"}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			h := tt.header
+			if h == nil {
+				h = http.Header{}
+			}
+			got := streamError([]byte(tt.chunk), h, now)
+			if *got != tt.want {
+				t.Fatalf("got\n %+v\nwant\n %+v", *got, tt.want)
+			}
+		})
 	}
 }

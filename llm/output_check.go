@@ -82,5 +82,6 @@ func CheckOutput(body json.RawMessage, output string) *OutputCheck {
 // WireBody is the body as a client of dialect d sends it: the user's body
 // with the stream fields Knobs sets. Code snippets show exactly this.
 func WireBody(d Dialect, body json.RawMessage) ([]byte, error) {
-	return streamBody(body, dialectOf(d).includeUsage)
+	b, _, err := streamBody(body, dialectOf(d).includeUsage)
+	return b, err
 }

@@ -55,6 +55,8 @@ type Param struct {
 	MaxLength  int      // longest string in characters; 0 means no limit
 	Required   bool
 	Deprecated bool
+	// Replacement says what to use instead of a deprecated parameter.
+	Replacement string
 	// Supported says whether the dialect takes the parameter on this
 	// endpoint at all; Support adds what depends on the model. Reason says
 	// why not, for the disabled control.
@@ -82,11 +84,31 @@ func Params(d Dialect, e Endpoint) []Param {
 	default:
 		return nil
 	}
-	for i := range ps {
-		ps[i].Supported = true
-		adaptParam(d, e, &ps[i])
+	out := ps[:0]
+	for _, p := range ps {
+		if d == DialectOpenAI && cerebrasOnly(e, p.Name) {
+			// Not offered to an OpenAI-compatible server: extra body
+			// carries it for the server that takes it.
+			continue
+		}
+		p.Supported = true
+		adaptParam(d, e, &p)
+		out = append(out, p)
 	}
-	return ps
+	return out
+}
+
+// cerebrasOnly names the seeds' parameters that are Cerebras extensions,
+// not part of the OpenAI API.
+func cerebrasOnly(e Endpoint, name string) bool {
+	switch name {
+	case "min_tokens", "min_completion_tokens", "reasoning_format", "disable_reasoning",
+		"clear_thinking", "model_parameters", "grammar_root", "return_raw_tokens":
+		return true
+	case "prompt_cache_key":
+		return e == EndpointCompletion
+	}
+	return false
 }
 
 // FindParam returns the named parameter of Params(d, e).
@@ -267,10 +289,15 @@ func adaptParam(d Dialect, e Endpoint, p *Param) {
 	switch d {
 	case DialectCerebras, DialectSim:
 		if p.Name == "max_tokens" || p.Name == "max_completion_tokens" {
-			// The completions seed allows -1 (the model's maximum); the
-			// simulator takes it on both endpoints. Validate refuses 0.
+			// The completions seed allows -1 (the model's maximum), and 0,
+			// which scores a prompt (echo and logprobs, nothing generated);
+			// the simulator takes -1 on both endpoints. Validate refuses 0
+			// on chat.
 			p.Min = bound(-1)
 			p.Doc += " -1 means the model's maximum."
+			if e == EndpointCompletion {
+				p.Doc += " 0 generates nothing: with echo and logprobs, it scores the prompt."
+			}
 		}
 		if e == EndpointCompletion && p.Name == "suffix" {
 			if d == DialectSim {
@@ -305,10 +332,22 @@ func adaptXAIChat(p *Param, unsupported func(string)) {
 	}
 }
 
+// int32 bounds the integers seed 001 declares format int32.
+const (
+	minInt32 = -1 << 31
+	maxInt32 = 1<<31 - 1
+)
+
 func adaptXAICompletion(p *Param, unsupported func(string)) {
 	// The xAI seed gives a default for temperature only.
 	if p.Name != "temperature" {
 		p.Default = nil
+	}
+	switch p.Name {
+	case "seed":
+		p.Min, p.Max = bound(minInt32), bound(maxInt32)
+	case "n", "max_tokens":
+		p.Max = bound(maxInt32)
 	}
 	switch p.Name {
 	case "best_of", "frequency_penalty", "logit_bias", "suffix":
@@ -391,21 +430,22 @@ func chatParams() []Param {
 		{Name: "messages", Type: TypeMessages, Group: GroupInput, Required: true,
 			Doc: "The conversation so far: system, developer, user, assistant and tool messages."},
 
-		{Name: "temperature", Type: TypeNumber, Group: GroupSampling, Doc: docTemperature, Min: bound(0), Max: bound(2), Default: 1.0},
-		{Name: "top_p", Type: TypeNumber, Group: GroupSampling, Doc: docTopP, Min: bound(0), Max: bound(1), Default: 1.0},
+		// Seed 002 gives no defaults: the panel says "provider default".
+		{Name: "temperature", Type: TypeNumber, Group: GroupSampling, Doc: docTemperature, Min: bound(0), Max: bound(2)},
+		{Name: "top_p", Type: TypeNumber, Group: GroupSampling, Doc: docTopP, Min: bound(0), Max: bound(1)},
 		{Name: "seed", Type: TypeInteger, Group: GroupSampling, Doc: docSeed},
-		{Name: "n", Type: TypeInteger, Group: GroupSampling, Doc: docN, Min: bound(1), Default: 1},
+		{Name: "n", Type: TypeInteger, Group: GroupSampling, Doc: docN, Min: bound(1)},
 
 		{Name: "max_completion_tokens", Type: TypeInteger, Group: GroupLength, Min: bound(1),
 			Doc: "An upper bound for the number of tokens generated, visible output and reasoning tokens together."},
-		{Name: "max_tokens", Type: TypeInteger, Group: GroupLength, Min: bound(1), Deprecated: true,
+		{Name: "max_tokens", Type: TypeInteger, Group: GroupLength, Min: bound(1), Deprecated: true, Replacement: "max_completion_tokens",
 			Doc: "The maximum number of tokens to generate; deprecated in favour of max_completion_tokens."},
 		{Name: "min_completion_tokens", Type: TypeInteger, Group: GroupLength, Min: bound(-1), Doc: docMinTokens},
 		{Name: "min_tokens", Type: TypeInteger, Group: GroupLength, Min: bound(-1), Doc: docMinTokens},
 		{Name: "stop", Type: TypeStringOrArray, Group: GroupLength, Doc: docStop, MaxItems: limitStop},
 
-		{Name: "frequency_penalty", Type: TypeNumber, Group: GroupPenalties, Doc: docFrequencyPenalty, Min: bound(-2), Max: bound(2), Default: 0.0},
-		{Name: "presence_penalty", Type: TypeNumber, Group: GroupPenalties, Doc: docPresencePenalty, Min: bound(-2), Max: bound(2), Default: 0.0},
+		{Name: "frequency_penalty", Type: TypeNumber, Group: GroupPenalties, Doc: docFrequencyPenalty, Min: bound(-2), Max: bound(2)},
+		{Name: "presence_penalty", Type: TypeNumber, Group: GroupPenalties, Doc: docPresencePenalty, Min: bound(-2), Max: bound(2)},
 		{Name: "logit_bias", Type: TypeObject, Group: GroupPenalties, Doc: docLogitBias, Min: bound(-100), Max: bound(100)},
 
 		{Name: "reasoning_effort", Type: TypeEnum, Group: GroupReasoning, Enum: []string{"none", "low", "medium", "high"},
@@ -439,6 +479,7 @@ func chatParams() []Param {
 		{Name: "user", Type: TypeString, Group: GroupAdvanced, Doc: docUser},
 		{Name: "model_parameters", Type: TypeObject, Group: GroupAdvanced,
 			Doc: "Model-specific parameters, checked against the model's own schema; unsupported for models that declare none."},
+		streamParam(),
 		{Name: "stream_options", Type: TypeObject, Group: GroupAdvanced, Doc: docStreamOptions},
 	}
 }
@@ -456,7 +497,7 @@ func completionParams() []Param {
 		{Name: "seed", Type: TypeInteger, Group: GroupSampling, Doc: docSeed},
 		{Name: "n", Type: TypeInteger, Group: GroupSampling, Doc: docN, Min: bound(1), Default: 1},
 		{Name: "best_of", Type: TypeInteger, Group: GroupSampling, Min: bound(0), Max: bound(20), Default: 1,
-			Note: "Knobs streams every run, so only best_of 1 is accepted.",
+			Note: "Above 1 it cannot be streamed: set stream to false (Advanced) to use it.",
 			Doc:  "Generates best_of candidates server-side and returns the n best (highest log probability per token); results cannot be streamed."},
 
 		{Name: "max_tokens", Type: TypeInteger, Group: GroupLength, Min: bound(-1),
@@ -468,7 +509,8 @@ func completionParams() []Param {
 		{Name: "presence_penalty", Type: TypeNumber, Group: GroupPenalties, Doc: docPresencePenalty, Min: bound(-2), Max: bound(2), Default: 0.0},
 		{Name: "logit_bias", Type: TypeObject, Group: GroupPenalties, Doc: docLogitBias, Min: bound(-100), Max: bound(100)},
 
-		{Name: "reasoning_format", Type: TypeEnum, Group: GroupReasoning, Enum: enumReasoningFormat(), Doc: docReasoningFormat, Deprecated: true},
+		{Name: "reasoning_format", Type: TypeEnum, Group: GroupReasoning, Enum: enumReasoningFormat(), Doc: docReasoningFormat, Deprecated: true,
+			Replacement: "the chat endpoint, which returns reasoning in its own field (seed 000 names no replacement on completions)"},
 
 		{Name: "echo", Type: TypeBoolean, Group: GroupOutput, Default: false,
 			Doc: "Echo back the prompt in addition to the completion."},
@@ -484,8 +526,16 @@ func completionParams() []Param {
 
 		{Name: "prompt_cache_key", Type: TypeString, Group: GroupAdvanced, Doc: docPromptCacheKey, MaxLength: 1024},
 		{Name: "user", Type: TypeString, Group: GroupAdvanced, Doc: docUser},
+		streamParam(),
 		{Name: "stream_options", Type: TypeObject, Group: GroupAdvanced, Doc: docStreamOptions},
 	}
+}
+
+// streamParam is "stream", which Knobs sets itself unless the user does.
+func streamParam() Param {
+	return Param{Name: "stream", Type: TypeBoolean, Group: GroupAdvanced,
+		Doc:  "Whether the answer streams in as it is generated.",
+		Note: "Knobs streams by design: left unset, Knobs sends stream: true (and stream_options.include_usage) itself, marked in the raw request. Set false for one JSON answer, as some servers behave differently."}
 }
 
 // paramIndex maps the wire names of ps to their parameters.

@@ -17,20 +17,20 @@ var (
 		"max_completion_tokens", "max_tokens", "messages", "min_completion_tokens", "min_tokens",
 		"model", "model_parameters", "n", "parallel_tool_calls", "prediction", "presence_penalty",
 		"prompt_cache_key", "reasoning_effort", "reasoning_format", "response_format", "seed",
-		"service_tier", "stop", "stream_options", "temperature", "tool_choice", "tools",
+		"service_tier", "stop", "stream", "stream_options", "temperature", "tool_choice", "tools",
 		"top_logprobs", "top_p", "user",
 	}
 	// 000: Cerebras POST /v1/completions, CompletionRequest.
 	seedCerebrasCompletion = []string{
 		"best_of", "echo", "frequency_penalty", "grammar_root", "logit_bias", "logprobs",
 		"max_tokens", "min_tokens", "model", "n", "presence_penalty", "prompt", "prompt_cache_key",
-		"reasoning_format", "return_raw_tokens", "seed", "stop", "stream_options", "suffix",
+		"reasoning_format", "return_raw_tokens", "seed", "stop", "stream", "stream_options", "suffix",
 		"temperature", "top_p", "user",
 	}
 	// 001: xAI POST /v1/completions, SampleRequest.
 	seedXAICompletion = []string{
 		"best_of", "echo", "frequency_penalty", "logit_bias", "logprobs", "max_tokens", "model",
-		"n", "presence_penalty", "prompt", "seed", "stop", "stream_options", "suffix",
+		"n", "presence_penalty", "prompt", "seed", "stop", "stream", "stream_options", "suffix",
 		"temperature", "top_p", "user",
 	}
 	// The fields the xAI seed marks "(Unsupported)".
@@ -144,7 +144,7 @@ func TestRegistryRanges(t *testing.T) {
 		{DialectCerebras, EndpointChat, "min_completion_tokens", bound(-1), nil},
 		{DialectCerebras, EndpointCompletion, "max_tokens", bound(-1), nil},
 		{DialectCerebras, EndpointCompletion, "min_tokens", bound(-1), nil},
-		{DialectXAI, EndpointCompletion, "max_tokens", bound(1), nil},
+		{DialectXAI, EndpointCompletion, "max_tokens", bound(1), bound(maxInt32)},
 		{DialectCerebras, EndpointCompletion, "best_of", bound(0), bound(20)},
 		{DialectCerebras, EndpointCompletion, "logprobs", bound(0), bound(20)},
 		{DialectXAI, EndpointCompletion, "logprobs", nil, nil},

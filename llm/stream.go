@@ -77,7 +77,11 @@ type Stream struct {
 	timeInfo *TimeInfo
 	model    string
 	id       string
-	scratch  Chunk // reused by every chunk: nothing of it outlives add
+	meta     Response // as last told to the reader in an EventResponse
+	metaSent bool
+	streamed bool   // the answer is an event stream, not one JSON body
+	noted    string // the last note added to meta.Notes, to say it once
+	scratch  Chunk  // reused by every chunk: nothing of it outlives add
 	fast     fastChunk
 }
 
@@ -102,7 +106,7 @@ type toolAcc struct {
 const maxChoices = 1024
 
 func newStream(ctx context.Context, c *Client, e Endpoint) *Stream {
-	s := &Stream{key: c.cfg.Key, redact: redactable(c.cfg.Key), dialect: c.dialect, endpoint: e, timeout: c.firstByte, idle: c.idle, parent: ctx, started: time.Now()}
+	s := &Stream{key: c.cfg.Key, redact: redactable(c.cfg.Key), dialect: c.dialect, endpoint: e, timeout: c.firstByte, idle: c.idle, parent: ctx, started: time.Now(), streamed: true}
 	s.ctx, s.cancel = context.WithCancel(ctx)
 	return s
 }
@@ -211,6 +215,7 @@ func (s *Stream) end() {
 // fail ends the stream with err.
 func (s *Stream) fail(err *Error) {
 	s.flushHeld()
+	s.sendMeta(time.Since(s.started), true)
 	s.done = true
 	redactError(err, s.key)
 	s.err = err
@@ -235,6 +240,7 @@ func redactable(key string) bool { return len(key) >= 8 }
 // finish ends the stream cleanly.
 func (s *Stream) finish() {
 	s.flushHeld()
+	s.sendMeta(time.Since(s.started), true)
 	s.done = true
 	s.end()
 }
@@ -270,7 +276,7 @@ func (s *Stream) step() {
 	data := bytes.TrimSpace(e.Data)
 	switch {
 	case e.Event == "error":
-		s.fail(streamError(data))
+		s.fail(streamError(data, s.resp.Header, time.Now()))
 		return
 	case len(data) == 0 || e.Event == "ping":
 		return // a keep-alive: the timer runs on
@@ -290,35 +296,52 @@ func (s *Stream) step() {
 	// The common text delta takes the fast path (chunkfast.go); anything
 	// it does not handle with certainty, the full decoder.
 	if !s.fast.decode(data, c) {
-		if err := decodeChunk(data, c); err != nil {
+		note, err := decodeChunk(data, c)
+		if err != nil {
 			s.fail(err)
 			return
 		}
+		s.note(note)
 	}
 	if hasError(c.Error) {
-		s.fail(streamError(data))
+		s.fail(streamError(data, s.resp.Header, time.Now()))
 		return
 	}
 	s.add(c, at)
 }
 
 // decodeChunk is the full decoder of a chunk, for every chunk the fast
-// path leaves. json v2 decodes a chunk in half the time of encoding/json
-// with a quarter of the allocations. It stops at a field of an unexpected
-// type, so encoding/json, which loses only that field, gets a second go and
-// words the error when the JSON is broken.
-func decodeChunk(data []byte, c *Chunk) *Error {
+// path leaves, and for a whole JSON answer. json v2 decodes a chunk in
+// half the time of encoding/json with a quarter of the allocations. It
+// stops at a field of an unexpected type, so encoding/json, which loses
+// only that field, gets a second go and words the error when the JSON is
+// broken. note names the field that was lost, "" when none was.
+func decodeChunk(data []byte, c *Chunk) (note string, err *Error) {
 	*c = Chunk{}
 	if err := jsonv2.Unmarshal(data, c); err != nil {
 		*c = Chunk{}
 		if err := json.Unmarshal(data, c); err != nil {
 			var te *json.UnmarshalTypeError
 			if !errors.As(err, &te) {
-				return &Error{Kind: ErrBadResponse, Message: fmt.Sprintf("a stream chunk is not valid JSON (%v): %s", err, truncate(string(data), 200))}
+				return "", &Error{Kind: ErrBadResponse, Message: fmt.Sprintf("a stream chunk is not valid JSON (%v): %s", err, truncate(string(data), 200))}
 			}
+			return fmt.Sprintf("%s: expected %s, got a JSON %s; left out", cmp.Or(te.Field, "a value"), te.Type, te.Value), nil
 		}
 	}
-	return nil
+	return "", nil
+}
+
+// maxNotes bounds the notes kept of one answer.
+const maxNotes = 16
+
+// note keeps a note on what of the answer could not be read, once.
+func (s *Stream) note(n string) {
+	if n == "" || n == s.noted || len(s.meta.Notes) >= maxNotes || slices.Contains(s.meta.Notes, n) {
+		return
+	}
+	s.noted = n
+	s.meta.Notes = append(slices.Clip(s.meta.Notes), s.redacted(n))
+	s.metaSent = false
 }
 
 func hasError(raw json.RawMessage) bool {
@@ -388,12 +411,16 @@ func (s *Stream) jsonAnswer(r io.Reader) {
 	}
 	at := time.Since(s.started)
 	var c Chunk
-	if json.Unmarshal(b, &c) == nil {
+	// Field by field, as the stream is read: one field of an unexpected
+	// type (a float "created") costs that field, noted, not the answer.
+	if note, err := decodeChunk(b, &c); err == nil {
 		if hasError(c.Error) {
-			s.fail(streamError(b))
+			s.fail(streamError(b, s.resp.Header, time.Now()))
 			return
 		}
 		if len(c.Choices) > 0 {
+			s.streamed = false
+			s.note(note)
 			s.add(&c, at)
 			s.sawDone = true
 			s.finish()
@@ -480,6 +507,13 @@ func (s *Stream) add(c *Chunk, at time.Duration) {
 	if c.ID != "" && s.id == "" {
 		s.id = s.redacted(c.ID)
 	}
+	s.describe(c)
+	queued := len(s.queue)
+	defer func() {
+		if len(s.queue) > queued {
+			s.sendMeta(at, false)
+		}
+	}()
 	for i := range c.Choices {
 		ch := &c.Choices[i]
 		if ch.Index < 0 || ch.Index >= maxChoices {
@@ -515,9 +549,19 @@ func (s *Stream) add(c *Chunk, at time.Duration) {
 		if ch.Text != "" {
 			s.push(Event{Kind: EventDelta, Choice: ch.Index, Text: ch.Text, At: at})
 		}
-		if lp := convertLogprobs(ch.Logprobs); len(lp) > 0 {
-			s.redactLogprobs(lp)
-			s.push(Event{Kind: EventLogprobs, Choice: ch.Index, Logprobs: lp, At: at})
+		if d != nil && len(d.Tokens) > 0 {
+			s.push(Event{Kind: EventTokens, Choice: ch.Index, Tokens: slices.Clone(d.Tokens), At: at})
+		}
+		if len(ch.Tokens) > 0 {
+			s.push(Event{Kind: EventTokens, Choice: ch.Index, Tokens: slices.Clone(ch.Tokens), At: at})
+		}
+		s.logprobs(ch.Index, ch.Logprobs, "", at)
+		if ch.Logprobs != nil {
+			s.logprobs(ch.Index, &ChunkLogprobs{Content: ch.Logprobs.Refusal}, PartRefusal, at)
+		}
+		if rl := ch.ReasoningLogprobs; rl != nil {
+			s.logprobs(ch.Index, rl, PartReasoning, at)
+			s.logprobs(ch.Index, &ChunkLogprobs{Content: rl.Refusal}, PartRefusal, at)
 		}
 		if ch.FinishReason != "" {
 			st.finish = ch.FinishReason
@@ -530,12 +574,13 @@ func (s *Stream) add(c *Chunk, at time.Duration) {
 	}
 	if c.Usage != nil {
 		u := convertUsage(c.Usage)
+		u.ReasoningApart = s.dialect.reasoningApart
 		s.usage = u
 		s.push(Event{Kind: EventUsage, Usage: u, At: at})
 	}
 	if c.TimeInfo != nil {
 		ti := &TimeInfo{QueueTime: c.TimeInfo.QueueTime, PromptTime: c.TimeInfo.PromptTime,
-			CompletionTime: c.TimeInfo.CompletionTime, TotalTime: c.TimeInfo.TotalTime}
+			CompletionTime: c.TimeInfo.CompletionTime, TotalTime: c.TimeInfo.TotalTime, Created: c.TimeInfo.Created}
 		s.timeInfo = ti
 		s.push(Event{Kind: EventTimeInfo, TimeInfo: ti, At: at})
 	}
@@ -545,6 +590,56 @@ func (s *Stream) add(c *Chunk, at time.Duration) {
 		s.timeInfo = ti
 		s.push(Event{Kind: EventTimeInfo, TimeInfo: ti, At: at})
 	}
+}
+
+// describe notes what the chunk says of how the answer is labelled; an
+// EventResponse goes out when that changed (the first chunk, a tier or
+// fingerprint that comes on the last chunk only). Text deltas repeat the
+// same interned strings, so this costs a few comparisons per chunk.
+func (s *Stream) describe(c *Chunk) {
+	m := &s.meta
+	set := func(dst *string, v string) {
+		if v != "" && v != *dst {
+			*dst, s.metaSent = s.redacted(v), false
+		}
+	}
+	set(&m.ID, c.ID)
+	set(&m.Object, c.Object)
+	set(&m.Model, c.Model)
+	set(&m.SystemFingerprint, c.SystemFingerprint)
+	set(&m.ServiceTier, c.ServiceTier)
+	if c.Created != 0 && c.Created != m.Created {
+		m.Created, s.metaSent = c.Created, false
+	}
+	m.Streamed = s.streamed
+}
+
+// sendMeta queues an EventResponse when the labels changed since the last
+// one. add calls it after a chunk that brought other events, and the end
+// of the stream in any case, so that it goes after them: the first event
+// a reader gets is still the first token, which the relay's first
+// metrics tick is taken by.
+func (s *Stream) sendMeta(at time.Duration, end bool) {
+	if s.metaSent || (end && s.meta.ID == "" && s.meta.Model == "" && len(s.meta.Notes) == 0) {
+		return
+	}
+	s.metaSent = true
+	r := s.meta
+	r.Notes = slices.Clone(s.meta.Notes)
+	s.queue1(Event{Kind: EventResponse, Response: &r, At: at})
+}
+
+// logprobs queues the logprobs of one part of a choice.
+func (s *Stream) logprobs(choice int, w *ChunkLogprobs, part string, at time.Duration) {
+	lp := convertLogprobs(w)
+	if len(lp) == 0 {
+		return
+	}
+	for i := range lp {
+		lp[i].Part = part
+	}
+	s.redactLogprobs(lp)
+	s.push(Event{Kind: EventLogprobs, Choice: choice, Logprobs: lp, At: at})
 }
 
 // content queues a content fragment, split by the choice's think tags when
@@ -688,10 +783,17 @@ func convertUsage(w *ChunkUsage) *Usage {
 	if d := w.PromptTokensDetails; d != nil {
 		u.CachedTokens = d.CachedTokens
 	}
+	if d := w.PromptTokensDetails; d != nil {
+		u.PromptTextTokens, u.PromptAudioTokens, u.PromptImageTokens = d.TextTokens, d.AudioTokens, d.ImageTokens
+	}
 	if d := w.CompletionTokensDetails; d != nil {
 		u.ReasoningTokens = d.ReasoningTokens
+		u.AcceptedPredictionTokens, u.RejectedPredictionTokens = d.AcceptedPredictionTokens, d.RejectedPredictionTokens
+		u.CompletionAudioTokens = d.AudioTokens
 	}
+	u.ImageTokens, u.NumSourcesUsed = w.ImageTokens, w.NumSourcesUsed
 	if w.CostInUSDTicks > 0 {
+		u.CostInUSDTicks = w.CostInUSDTicks
 		u.CostUSD = float64(w.CostInUSDTicks) / 1e10
 	}
 	return u
@@ -709,7 +811,7 @@ func convertLogprobs(w *ChunkLogprobs) []TokenLogprob {
 			if len(t.TopLogprobs) > 0 {
 				out[i].Top = make([]TopLogprob, len(t.TopLogprobs))
 				for j, top := range t.TopLogprobs {
-					out[i].Top[j] = TopLogprob{Token: top.Token, Logprob: top.Logprob}
+					out[i].Top[j] = TopLogprob{Token: top.Token, Logprob: top.Logprob, Bytes: top.Bytes}
 				}
 			}
 		}
@@ -721,8 +823,14 @@ func convertLogprobs(w *ChunkLogprobs) []TokenLogprob {
 	out := make([]TokenLogprob, len(w.Tokens))
 	for i, tok := range w.Tokens {
 		out[i].Token = tok
-		if i < len(w.TokenLogprobs) {
-			out[i].Logprob = w.TokenLogprobs[i]
+		if i < len(w.TokenLogprobs) && w.TokenLogprobs[i] != nil {
+			out[i].Logprob = *w.TokenLogprobs[i]
+		} else {
+			out[i].NoLogprob = true
+		}
+		if i < len(w.TextOffset) {
+			off := w.TextOffset[i]
+			out[i].TextOffset = &off
 		}
 		if i < len(w.TopLogprobs) && len(w.TopLogprobs[i]) > 0 {
 			top := make([]TopLogprob, 0, len(w.TopLogprobs[i]))

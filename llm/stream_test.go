@@ -248,7 +248,7 @@ func TestStreamLogprobsChat(t *testing.T) {
 	if got := kinds(evs); got != "delta,logprobs,finish" {
 		t.Fatalf("kinds = %s", got)
 	}
-	want := []TokenLogprob{{Token: "Hi", Logprob: -0.25, Bytes: []int{72, 105}, Top: []TopLogprob{{"Hi", -0.25}, {"Hello", -1.5}}}}
+	want := []TokenLogprob{{Token: "Hi", Logprob: -0.25, Bytes: []int{72, 105}, Top: []TopLogprob{{"Hi", -0.25, []int{72, 105}}, {"Hello", -1.5, nil}}}}
 	if !reflect.DeepEqual(evs[1].Logprobs, want) {
 		t.Fatalf("logprobs = %+v, want %+v", evs[1].Logprobs, want)
 	}
@@ -271,9 +271,11 @@ func TestStreamTextCompletion(t *testing.T) {
 	if got := texts(evs, EventDelta); got != "5, 6" {
 		t.Errorf("text = %q", got)
 	}
+	// A null token_logprob is "no logprob", not 0 (which reads as 100%).
+	off := func(i int) *int { return &i }
 	want := []TokenLogprob{
-		{Token: "5", Logprob: -0.1, Top: []TopLogprob{{"5", -0.1}, {"4", -2.5}, {"6", -2.5}}},
-		{Token: ",", Logprob: 0},
+		{Token: "5", Logprob: -0.1, Top: []TopLogprob{{"5", -0.1, nil}, {"4", -2.5, nil}, {"6", -2.5, nil}}, TextOffset: off(0)},
+		{Token: ",", NoLogprob: true, TextOffset: off(1)},
 	}
 	if got := kinds(evs); got != "delta,logprobs,delta,finish" {
 		t.Fatalf("kinds = %s", got)

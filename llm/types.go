@@ -117,6 +117,12 @@ const (
 	EventUsage     EventKind = "usage"     // Usage
 	EventTimeInfo  EventKind = "time_info" // TimeInfo
 	EventFinish    EventKind = "finish"    // FinishReason for Choice
+	// EventResponse carries Response: how the provider labelled its
+	// answer (id, model, fingerprint, tier), sent when it is first known
+	// and again whenever a chunk changes it.
+	EventResponse EventKind = "response"
+	// EventTokens carries the raw token ids of Choice (return_raw_tokens).
+	EventTokens EventKind = "tokens"
 )
 
 // Event is one typed piece of a provider stream.
@@ -129,6 +135,8 @@ type Event struct {
 	Usage        *Usage
 	TimeInfo     *TimeInfo
 	FinishReason string
+	Response     *Response
+	Tokens       []int
 	// At is when the event arrived, measured from the start of the request.
 	At time.Duration
 }
@@ -146,16 +154,49 @@ type ToolCall struct {
 // TokenLogprob is the log probability of one output token and its most
 // likely alternatives.
 type TokenLogprob struct {
-	Token   string       `json:"token"`
-	Logprob float64      `json:"logprob"`
-	Bytes   []int        `json:"bytes,omitempty"`
-	Top     []TopLogprob `json:"top_logprobs,omitempty"`
+	Token   string  `json:"token"`
+	Logprob float64 `json:"logprob"`
+	// NoLogprob says the provider gave no logprob for the token (a null
+	// token_logprob: the first token of an echoed prompt has none), so
+	// that it is not shown as 0, a certainty.
+	NoLogprob bool         `json:"no_logprob,omitempty"`
+	Bytes     []int        `json:"bytes,omitempty"`
+	Top       []TopLogprob `json:"top_logprobs,omitempty"`
+	// TextOffset is where the token starts in the choice's text, as the
+	// completions form reports it; nil when not reported.
+	TextOffset *int `json:"text_offset,omitempty"`
+	// Part says which text the token belongs to: "" for the content,
+	// "reasoning" (reasoning_logprobs) or "refusal" (logprobs.refusal).
+	Part string `json:"part,omitempty"`
 }
+
+// The parts a TokenLogprob can belong to besides the content.
+const (
+	PartReasoning = "reasoning"
+	PartRefusal   = "refusal"
+)
 
 // TopLogprob is one alternative token at a position.
 type TopLogprob struct {
 	Token   string  `json:"token"`
 	Logprob float64 `json:"logprob"`
+	Bytes   []int   `json:"bytes,omitempty"`
+}
+
+// Response is how the provider labelled its answer. Every field is as
+// the provider sent it; empty when it sent none.
+type Response struct {
+	ID                string `json:"id,omitempty"`
+	Object            string `json:"object,omitempty"`
+	Created           int64  `json:"created,omitempty"`
+	Model             string `json:"model,omitempty"`
+	SystemFingerprint string `json:"system_fingerprint,omitempty"`
+	ServiceTier       string `json:"service_tier,omitempty"`
+	// Streamed is false when the answer came as one JSON body.
+	Streamed bool `json:"streamed"`
+	// Notes name what of the answer could not be read (a field of an
+	// unexpected type), which was left out while the rest was kept.
+	Notes []string `json:"notes,omitempty"`
 }
 
 // Usage is the token accounting of a finished request.
@@ -165,9 +206,37 @@ type Usage struct {
 	TotalTokens      int `json:"total_tokens"`
 	ReasoningTokens  int `json:"reasoning_tokens,omitempty"`
 	CachedTokens     int `json:"cached_tokens,omitempty"`
+	// ReasoningApart says CompletionTokens leaves the reasoning tokens
+	// out (xAI); elsewhere they are part of it (seed 002:
+	// max_completion_tokens covers "visible output tokens and reasoning
+	// tokens"). OutputTokens counts them once either way.
+	ReasoningApart bool `json:"reasoning_apart,omitempty"`
+	// The rest of the seeds' breakdown, zero when not reported.
+	AcceptedPredictionTokens int `json:"accepted_prediction_tokens,omitempty"`
+	RejectedPredictionTokens int `json:"rejected_prediction_tokens,omitempty"`
+	CompletionAudioTokens    int `json:"completion_audio_tokens,omitempty"`
+	ImageTokens              int `json:"image_tokens,omitempty"` // usage.image_tokens (Cerebras)
+	PromptTextTokens         int `json:"prompt_text_tokens,omitempty"`
+	PromptAudioTokens        int `json:"prompt_audio_tokens,omitempty"`
+	PromptImageTokens        int `json:"prompt_image_tokens,omitempty"`
+	NumSourcesUsed           int `json:"num_sources_used,omitempty"` // xAI live search
+	// CostInUSDTicks is xAI's exact cost figure (1 USD = 1e10 ticks).
+	CostInUSDTicks int64 `json:"cost_in_usd_ticks,omitempty"`
 	// CostUSD is the provider's own cost figure when it reports one
 	// (xAI's cost_in_usd_ticks / 1e10); zero when it does not.
 	CostUSD float64 `json:"cost_usd,omitempty"`
+}
+
+// OutputTokens is what the model generated, reasoning included and
+// counted once, whichever way the dialect reports it.
+func (u *Usage) OutputTokens() int {
+	if u == nil {
+		return 0
+	}
+	if u.ReasoningApart {
+		return u.CompletionTokens + u.ReasoningTokens
+	}
+	return u.CompletionTokens
 }
 
 // TimeInfo is Cerebras' server-side timing of a request, in seconds.
@@ -176,6 +245,9 @@ type TimeInfo struct {
 	PromptTime     float64 `json:"prompt_time"`
 	CompletionTime float64 `json:"completion_time"`
 	TotalTime      float64 `json:"total_time"`
+	// Created is when the provider started on the request, in Unix
+	// seconds with a fraction; zero when not reported.
+	Created float64 `json:"created,omitempty"`
 }
 
 // ErrorKind classifies what went wrong talking to a provider.
@@ -186,6 +258,7 @@ const (
 	ErrBadKey       ErrorKind = "bad_key"
 	ErrPermission   ErrorKind = "permission"
 	ErrUnknownModel ErrorKind = "unknown_model"
+	ErrNoEndpoint   ErrorKind = "no_endpoint" // a 404 that is not about the model: the provider has no such endpoint
 	ErrValidation   ErrorKind = "validation"
 	ErrRateLimit    ErrorKind = "rate_limit"
 	ErrNoCredits    ErrorKind = "out_of_credits"
@@ -224,4 +297,8 @@ type RawRequest struct {
 	URL     string            `json:"url"`
 	Headers map[string]string `json:"headers"`
 	Body    json.RawMessage   `json:"body"`
+	// Added names the body fields Knobs put there itself ("stream",
+	// "stream_options"), so that the raw view can tell them from the
+	// user's.
+	Added []string `json:"added,omitempty"`
 }

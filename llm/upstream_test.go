@@ -114,8 +114,22 @@ func chatSpec() RunSpec {
 	return RunSpec{Provider: "test", Endpoint: EndpointChat, Body: json.RawMessage(chatSpecBody)}
 }
 
-// collect reads a whole stream.
+// collect reads a whole stream, leaving out the EventResponse labels,
+// which TestStreamKeepsHowTheAnswerIsLabelled and the fidelity tests
+// check on their own.
 func collect(t testing.TB, s *Stream) []Event {
+	t.Helper()
+	var out []Event
+	for _, e := range collectAll(t, s) {
+		if e.Kind != EventResponse {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+// collectAll reads a whole stream, every event.
+func collectAll(t testing.TB, s *Stream) []Event {
 	t.Helper()
 	defer s.Close()
 	var out []Event
@@ -162,4 +176,14 @@ func describe(err *Error) string {
 		return "<nil>"
 	}
 	return fmt.Sprintf("%+v", *err)
+}
+
+// nextData advances s past the EventResponse labels to its next event.
+func nextData(s *Stream) bool {
+	for s.Next() {
+		if s.Event().Kind != EventResponse {
+			return true
+		}
+	}
+	return false
 }

@@ -202,13 +202,6 @@ func decodeExact(raw []byte) (any, error) {
 
 // field checks one top-level field of the body.
 func (v *validator) field(name string, val any) {
-	if name == "stream" {
-		// The client sets stream itself; an imported body may carry it.
-		if _, ok := val.(bool); !ok && val != nil {
-			v.errs.add(name, "stream must be true or false, not "+describeJSON(val))
-		}
-		return
-	}
 	p, ok := v.params[name]
 	if !ok {
 		if ok, reason := unknownField(v.d, v.e, name); !ok {
@@ -247,7 +240,7 @@ func (v *validator) value(p Param, val any) {
 			v.errs.add(name, msg)
 			return
 		}
-		if x == 0 && p.Min != nil && *p.Min == -1 && (name == "max_tokens" || name == "max_completion_tokens") {
+		if x == 0 && p.Min != nil && *p.Min == -1 && v.e == EndpointChat && (name == "max_tokens" || name == "max_completion_tokens") {
 			v.errs.add(name, name+" must be at least 1, or -1 for the model's maximum, not 0")
 		}
 	case TypeBoolean:
@@ -738,9 +731,16 @@ func (v *validator) crossChecks() {
 			v.errs.add("top_logprobs", "top_logprobs needs logprobs set to true")
 		}
 	}
-	if best, ok := v.whole("best_of"); ok && best > 1 {
-		// The seeds: "Results cannot be streamed", and every run streams.
-		v.errs.add("best_of", "best_of above 1 cannot be streamed, and Knobs streams every run: set it to 1 or remove it")
+	streamed := true
+	if s, ok := v.body["stream"].(bool); ok && !s {
+		streamed = false
+	}
+	if v.fine("stream_options") && !streamed {
+		v.errs.add("stream_options", "stream_options applies to a streamed answer only, and stream is false: remove it")
+	}
+	if best, ok := v.whole("best_of"); ok && best > 1 && streamed {
+		// The seeds: "Results cannot be streamed".
+		v.errs.add("best_of", "best_of above 1 cannot be streamed: set stream to false for one JSON answer, or set best_of to 1")
 	} else if ok {
 		n, ok := v.whole("n")
 		if !ok {
@@ -961,7 +961,14 @@ func outOfRange(name string, p Param, x float64) string {
 	}
 }
 
-func fmtNum(x float64) string { return strconv.FormatFloat(x, 'g', -1, 64) }
+// fmtNum writes x as the user would: whole numbers (an int32 bound)
+// without an exponent.
+func fmtNum(x float64) string {
+	if x == math.Trunc(x) && math.Abs(x) < 1e15 {
+		return strconv.FormatFloat(x, 'f', -1, 64)
+	}
+	return strconv.FormatFloat(x, 'g', -1, 64)
+}
 
 // describeJSON names a JSON value for a message, quoting short strings so that
 // the user sees what they typed.

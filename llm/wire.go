@@ -211,9 +211,10 @@ type ChunkLogprobs struct {
 	// Chat form.
 	Content []ChunkTokenLogprob `json:"content"`
 	Refusal []ChunkTokenLogprob `json:"refusal"`
-	// Completions form; null entries (the first token with echo) read as 0.
+	// Completions form; a null entry (the first token of an echoed
+	// prompt) stays nil, which is "no logprob", not 0.
 	Tokens        []string             `json:"tokens"`
-	TokenLogprobs []float64            `json:"token_logprobs"`
+	TokenLogprobs []*float64           `json:"token_logprobs"`
 	TopLogprobs   []map[string]float64 `json:"top_logprobs"`
 	TextOffset    []int                `json:"text_offset"`
 }

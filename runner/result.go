@@ -7,7 +7,10 @@ import (
 // Result is what a run produced, as stored in the runs table and sent in
 // the final SSE event. It is kept whole whatever way the run ended.
 type Result struct {
-	Choices  []Choice      `json:"choices"`
+	Choices []Choice `json:"choices"`
+	// Response is how the provider labelled its answer: id, model,
+	// fingerprint, service tier, created.
+	Response *llm.Response `json:"response,omitempty"`
 	Usage    *llm.Usage    `json:"usage,omitempty"`
 	TimeInfo *llm.TimeInfo `json:"time_info,omitempty"`
 	Metrics  Metrics       `json:"metrics"`
@@ -22,6 +25,9 @@ type Choice struct {
 	ToolCalls    []llm.ToolCall     `json:"tool_calls,omitempty"`
 	Logprobs     []llm.TokenLogprob `json:"logprobs,omitempty"`
 	FinishReason string             `json:"finish_reason,omitempty"`
+	// Tokens are the raw token ids, when the user asked for them
+	// (return_raw_tokens).
+	Tokens []int `json:"tokens,omitempty"`
 }
 
 // Metrics are Knobs' own measurements of a run, seen from the server.
@@ -49,6 +55,32 @@ func (r *Result) choice(i int) *Choice {
 		r.Choices = append(r.Choices, Choice{Index: len(r.Choices)})
 	}
 	return &r.Choices[i]
+}
+
+// The data of the SSE events of what fold takes.
+type tokensData struct {
+	Choice int   `json:"choice"`
+	Tokens []int `json:"tokens"`
+}
+
+// fold keeps what an event the relay has no case of its own for adds to
+// the result, and returns the SSE event to send for it; ok is false for
+// an event that adds nothing. Keeping these here keeps the relay's switch
+// to the events of every token.
+func (r *Result) fold(ev llm.Event) (event string, data any, ok bool) {
+	switch ev.Kind {
+	case llm.EventResponse:
+		if ev.Response == nil {
+			return "", nil, false
+		}
+		r.Response = ev.Response
+		return "response", ev.Response, true
+	case llm.EventTokens:
+		ch := r.choice(ev.Choice)
+		ch.Tokens = append(ch.Tokens, ev.Tokens...)
+		return "tokens", tokensData{ev.Choice, ev.Tokens}, true
+	}
+	return "", nil, false
 }
 
 // setToolCall keeps the latest state of call c of choice ch.

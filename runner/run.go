@@ -310,6 +310,10 @@ func (run *Run) apply(ev llm.Event, now time.Time, limit int64) bool {
 		run.result.TimeInfo = ev.TimeInfo
 	case llm.EventFinish:
 		run.result.choice(ev.Choice).FinishReason = ev.FinishReason
+	default:
+		if event, data, ok := run.result.fold(ev); ok {
+			run.emit(event, data)
+		}
 	}
 	return true
 }
@@ -317,8 +321,10 @@ func (run *Run) apply(ev llm.Event, now time.Time, limit int64) bool {
 // metrics computes the live or final metrics; the caller holds run.mu.
 func (run *Run) metrics(now time.Time) Metrics {
 	m := Metrics{TotalMs: ms(now.Sub(run.started)), Tokens: run.chunks}
-	if run.result.Usage != nil && run.result.Usage.CompletionTokens > 0 {
-		m.Tokens = run.result.Usage.CompletionTokens + run.result.Usage.ReasoningTokens
+	// Reasoning counted once: completion tokens include it everywhere but
+	// on xAI, which reports it apart (Usage.OutputTokens).
+	if n := run.result.Usage.OutputTokens(); n > 0 {
+		m.Tokens = n
 	}
 	if !run.firstToken.IsZero() {
 		m.TTFTMs = ms(run.firstToken.Sub(run.started))

@@ -98,9 +98,22 @@ func shellQuote(s string) string {
 	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
 
+// streamed reports whether the body asks for a streamed answer; Knobs
+// sends stream: true unless the user set it false.
+func streamed(body []byte) bool {
+	var b struct {
+		Stream *bool `json:"stream"`
+	}
+	return json.Unmarshal(body, &b) != nil || b.Stream == nil || *b.Stream
+}
+
 func curl(r Request, pretty string) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "curl -N %s \\\n", shellQuote(r.BaseURL+r.Path))
+	flag := "-N " // no buffering: the stream shows as it comes
+	if !streamed(r.Body) {
+		flag = ""
+	}
+	fmt.Fprintf(&b, "curl %s%s \\\n", flag, shellQuote(r.BaseURL+r.Path))
 	b.WriteString("  -H 'Content-Type: application/json' \\\n")
 	if r.KeyEnv != "" {
 		fmt.Fprintf(&b, "  -H \"Authorization: Bearer $%s\" \\\n", r.KeyEnv)
@@ -168,18 +181,23 @@ func python(r Request, indented bool) string {
 		key = fmt.Sprintf(`os.environ[%q]`, r.KeyEnv)
 	}
 	fmt.Fprintf(&b, "client = OpenAI(base_url=%q, api_key=%s)\n\n", r.BaseURL+"/v1", key)
-	method := "client.chat.completions.create"
+	method, takes := "client.chat.completions.create", chatArgs
 	if strings.HasSuffix(r.Path, "/v1/completions") {
-		method = "client.completions.create"
+		method, takes = "client.completions.create", completionArgs
 	}
-	fmt.Fprintf(&b, "stream = %s(\n", method)
+	stream := streamed(r.Body)
+	result := "stream"
+	if !stream {
+		result = "response"
+	}
+	fmt.Fprintf(&b, "%s = %s(\n", result, method)
 	if !ok {
 		fmt.Fprintf(&b, "    **%s,\n", string(r.Body))
 	}
 	extra := ordered.NewObject()
 	if ok {
 		for _, k := range fields.Keys {
-			if sdkArgs[k] {
+			if takes[k] {
 				fmt.Fprintf(&b, "    %s=%s,\n", k, pyValue(fields.Vals[k], "    "))
 			} else {
 				extra.Set(k, fields.Vals[k])
@@ -191,23 +209,39 @@ func python(r Request, indented bool) string {
 		fmt.Fprintf(&b, "    extra_body=%s,\n", pyValue(extra, "    "))
 	}
 	b.WriteString(")\n")
-	if method == "client.completions.create" {
+	switch {
+	case !stream && method == "client.completions.create":
+		b.WriteString("for choice in response.choices:\n    print(choice.text)\n")
+	case !stream:
+		b.WriteString("print(response.choices[0].message.content)\n")
+	case method == "client.completions.create":
 		b.WriteString("for chunk in stream:\n    if chunk.choices:\n        print(chunk.choices[0].text, end=\"\", flush=True)\n")
-	} else {
+	default:
 		b.WriteString("for chunk in stream:\n    if chunk.choices and chunk.choices[0].delta.content:\n        print(chunk.choices[0].delta.content, end=\"\", flush=True)\n")
 	}
 	return b.String()
 }
 
-// sdkArgs are the fields the openai Python SDK takes as named arguments.
-var sdkArgs = map[string]bool{
-	"model": true, "messages": true, "prompt": true, "stream": true, "stream_options": true,
-	"temperature": true, "top_p": true, "max_tokens": true, "max_completion_tokens": true,
-	"stop": true, "seed": true, "n": true, "frequency_penalty": true, "presence_penalty": true,
-	"logit_bias": true, "logprobs": true, "top_logprobs": true, "reasoning_effort": true,
-	"response_format": true, "tools": true, "tool_choice": true, "parallel_tool_calls": true,
-	"prediction": true, "service_tier": true, "prompt_cache_key": true, "user": true,
-	"echo": true, "suffix": true, "best_of": true,
+// completionArgs and chatArgs are the body fields the openai Python
+// SDK's completions.create and chat.completions.create take as keyword
+// arguments; each method raises TypeError on any other, which therefore
+// goes in extra_body. snippet's tests pin the SDK's lists these follow.
+var (
+	completionArgs = argSet("model", "prompt", "best_of", "echo", "frequency_penalty", "logit_bias", "logprobs",
+		"max_tokens", "n", "presence_penalty", "seed", "stop", "stream", "stream_options", "suffix", "temperature", "top_p", "user")
+	chatArgs = argSet("messages", "model", "audio", "frequency_penalty", "function_call", "functions", "logit_bias",
+		"logprobs", "max_completion_tokens", "max_tokens", "metadata", "modalities", "n", "parallel_tool_calls", "prediction",
+		"presence_penalty", "prompt_cache_key", "reasoning_effort", "response_format", "safety_identifier", "seed",
+		"service_tier", "stop", "store", "stream", "stream_options", "temperature", "tool_choice", "tools", "top_logprobs",
+		"top_p", "user", "verbosity", "web_search_options")
+)
+
+func argSet(names ...string) map[string]bool {
+	m := make(map[string]bool, len(names))
+	for _, n := range names {
+		m[n] = true
+	}
+	return m
 }
 
 func javascript(r Request, pretty string) string {
@@ -223,6 +257,15 @@ func javascript(r Request, pretty string) string {
 		method = "client.completions.create"
 	}
 	// The SDK passes unknown fields through, so the body goes as it is.
+	if !streamed(r.Body) {
+		fmt.Fprintf(&b, "const response = await %s(%s);\n", method, pretty)
+		if method == "client.completions.create" {
+			b.WriteString("for (const choice of response.choices) console.log(choice.text);\n")
+		} else {
+			b.WriteString("console.log(response.choices[0].message.content);\n")
+		}
+		return b.String()
+	}
 	fmt.Fprintf(&b, "const stream = await %s(%s);\n", method, pretty)
 	if method == "client.completions.create" {
 		b.WriteString("for await (const chunk of stream) {\n  process.stdout.write(chunk.choices[0]?.text ?? \"\");\n}\n")

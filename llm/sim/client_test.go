@@ -31,6 +31,7 @@ type collected struct {
 	finish             map[int]string
 	usage              *llm.Usage
 	timeInfo           *llm.TimeInfo
+	response           *llm.Response
 	err                *llm.Error
 	sawDone            bool
 }
@@ -44,6 +45,10 @@ func runSpec(t *testing.T, c *llm.Client, endpoint llm.Endpoint, body string) co
 	out := collected{content: map[int]string{}, reasoning: map[int]string{}, finish: map[int]string{}}
 	for s.Next() {
 		ev := s.Event()
+		if ev.Kind == llm.EventResponse {
+			out.response = ev.Response
+			continue
+		}
 		if len(out.kinds) == 0 || out.kinds[len(out.kinds)-1] != ev.Kind {
 			out.kinds = append(out.kinds, ev.Kind)
 		}
@@ -168,5 +173,34 @@ func TestConfig(t *testing.T) {
 	c := Config()
 	if c.ID != "sim" || c.Name != "Simulator" || c.Dialect != llm.DialectSim || c.BaseURL != "http://sim.knobs.invalid" || c.HTTPClient == nil || c.Key != "" {
 		t.Errorf("Config() = %+v", c)
+	}
+}
+
+// TestMaxTokensZeroScoresThePrompt: max_tokens 0 with echo and logprobs
+// (seed 000 allows it) answers the prompt with a logprob per token, the
+// first one none, and generates nothing (issue 12, item 2).
+func TestMaxTokensZeroScoresThePrompt(t *testing.T) {
+	for name, c := range clients(t, fast, "") {
+		for _, stream := range []string{"", `,"stream":false`} {
+			t.Run(name+stream, func(t *testing.T) {
+				got := runSpec(t, c, llm.EndpointCompletion, `{"model":"sim-fast","prompt":"The sky is blue","max_tokens":0,"echo":true,"logprobs":2`+stream+`}`)
+				if got.err != nil || got.content[0] != "The sky is blue" || got.finish[0] != "length" {
+					t.Fatalf("err %v content %q finish %q", got.err, got.content[0], got.finish[0])
+				}
+				var toks []string
+				for _, lp := range got.logprobs {
+					toks = append(toks, lp.Token)
+				}
+				if strings.Join(toks, "") != "The sky is blue" || len(toks) < 3 {
+					t.Fatalf("logprob tokens = %q", toks)
+				}
+				if !got.logprobs[0].NoLogprob || got.logprobs[1].NoLogprob || got.logprobs[1].Logprob >= 0 {
+					t.Fatalf("first two logprobs = %+v %+v: want none for the first, a real one after", got.logprobs[0], got.logprobs[1])
+				}
+				if got.usage == nil || got.usage.CompletionTokens != 0 {
+					t.Fatalf("usage = %+v", got.usage)
+				}
+			})
+		}
 	}
 }

@@ -346,8 +346,13 @@ func TestLogprobsCompletion(t *testing.T) {
 				}
 			}
 		}
-		if !strings.HasPrefix(text, "The moon ") || len(lp.Tokens) != 20 || len(lp.TokenLogprobs) != 20 || len(lp.TextOffset) != 20 || len(lp.TopLogprobs) != 20 {
+		// The echoed prompt is scored too ("The", " moon"), its first
+		// token without a logprob, then the 20 generated.
+		if !strings.HasPrefix(text, "The moon ") || len(lp.Tokens) != 22 || len(lp.TokenLogprobs) != 22 || len(lp.TextOffset) != 22 || len(lp.TopLogprobs) != 22 {
 			t.Fatalf("stream=%v: text %q, %d tokens", stream, text, len(lp.Tokens))
+		}
+		if lp.TokenLogprobs[0] != nil || lp.TokenLogprobs[1] == nil {
+			t.Fatalf("stream=%v: the prompt's logprobs start %v %v, want null then a number", stream, lp.TokenLogprobs[0], lp.TokenLogprobs[1])
 		}
 		runes := []rune(text)
 		for i, tok := range lp.Tokens {
@@ -449,7 +454,7 @@ func TestErrorsAreCerebras(t *testing.T) {
 		{"unknown stream option", "/v1/chat/completions", `{"model":"sim-fast","messages":[{"role":"user","content":"hi"}],"stream":true,"stream_options":{"include_usage":true,"continuous_usage_stats":true}}`, 422,
 			`"message":"body.stream_options.continuous_usage_stats: property 'body.stream_options.continuous_usage_stats' is unsupported"`},
 		{"empty messages", "/v1/chat/completions", `{"model":"sim-fast","messages":[]}`, 400, `"param":"messages"`},
-		{"max_tokens zero", "/v1/completions", `{"model":"sim-fast","prompt":"x","max_tokens":0}`, 400, `"param":"max_tokens"`},
+		{"max_tokens zero on chat", "/v1/chat/completions", `{"model":"sim-fast","messages":[{"role":"user","content":"x"}],"max_tokens":0}`, 400, `"param":"max_tokens"`},
 	}
 	for _, tg := range targets(t, fast) {
 		for _, tt := range tests {

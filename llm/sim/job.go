@@ -101,6 +101,10 @@ func newJob(r *request) (*job, *apiError) {
 		switch {
 		case *lim.v == -1:
 			j.limit = p.maxOutput
+		case *lim.v == 0 && r.endpoint == llm.EndpointCompletion:
+			// Seed 000 allows 0: nothing is generated, which with echo and
+			// logprobs scores the prompt.
+			j.limit = 0
 		case *lim.v < 1:
 			return nil, badValue(lim.name, "%s must be at least 1, got %d", lim.name, *lim.v)
 		default:

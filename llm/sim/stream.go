@@ -204,7 +204,12 @@ func (r *run) stream(w http.ResponseWriter) error {
 		case r.endpoint == llm.EndpointChat:
 			err = out.data(r.chatChunk(chatChunkChoice{Delta: delta{Role: "assistant"}, Index: c.index}))
 		case c.echo != "":
-			err = out.data(r.completionChunk(completionChoice{Index: c.index, Text: c.echo}))
+			ch := completionChoice{Index: c.index, Text: c.echo}
+			if r.logprobs {
+				// Echo with logprobs scores the prompt, token by token.
+				ch.Logprobs = completionLogprobsFor(promptTokens(c.echo), r.topLogprobs, 0, true)
+			}
+			err = out.data(r.completionChunk(ch))
 			curs[i].offset = len([]rune(c.echo))
 		}
 		if err != nil {
@@ -299,7 +304,7 @@ func (r *run) textChunk(out *sse, cur *cursor, kind pieceKind, toks []token) err
 	if r.endpoint == llm.EndpointCompletion {
 		ch := completionChoice{Index: cur.c.index, Text: text}
 		if r.logprobs {
-			ch.Logprobs = completionLogprobsFor(toks, r.topLogprobs, cur.offset)
+			ch.Logprobs = completionLogprobsFor(toks, r.topLogprobs, cur.offset, false)
 		}
 		cur.offset += len([]rune(text))
 		return out.data(r.completionChunk(ch))
@@ -444,7 +449,15 @@ func (r *run) whole(w http.ResponseWriter) error {
 			text := joinTokens(c.content)
 			ch := completionChoice{Index: c.index, FinishReason: c.finish, Text: c.echo + text}
 			if r.logprobs {
-				ch.Logprobs = completionLogprobsFor(c.content, r.topLogprobs, len([]rune(c.echo)))
+				lp := completionLogprobsFor(c.content, r.topLogprobs, len([]rune(c.echo)), false)
+				if c.echo != "" {
+					e := completionLogprobsFor(promptTokens(c.echo), r.topLogprobs, 0, true)
+					lp.TextOffset = append(e.TextOffset, lp.TextOffset...)
+					lp.TokenLogprobs = append(e.TokenLogprobs, lp.TokenLogprobs...)
+					lp.Tokens = append(e.Tokens, lp.Tokens...)
+					lp.TopLogprobs = append(e.TopLogprobs, lp.TopLogprobs...)
+				}
+				ch.Logprobs = lp
 			}
 			resp.Choices = append(resp.Choices, ch)
 		}

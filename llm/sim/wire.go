@@ -110,7 +110,7 @@ type completionChoice struct {
 
 type completionLogprobs struct {
 	TextOffset    []int             `json:"text_offset"`
-	TokenLogprobs []float64         `json:"token_logprobs"`
+	TokenLogprobs []*float64        `json:"token_logprobs"`
 	Tokens        []string          `json:"tokens"`
 	TopLogprobs   []*ordered.Object `json:"top_logprobs"`
 }
@@ -193,13 +193,21 @@ func logprobEntries(toks []token, top int) []logprobEntry {
 
 // completionLogprobsFor is the legacy logprobs object; offset is where the
 // first token starts in the choice's whole text (after an echoed prompt).
-func completionLogprobsFor(toks []token, top, offset int) *completionLogprobs {
-	lp := &completionLogprobs{TextOffset: []int{}, TokenLogprobs: []float64{}, Tokens: []string{}, TopLogprobs: []*ordered.Object{}}
-	for _, t := range toks {
+// An echoed prompt's first token has no logprob: nothing precedes it, and
+// the wire says null, as OpenAI's does.
+func completionLogprobsFor(toks []token, top, offset int, echoed bool) *completionLogprobs {
+	lp := &completionLogprobs{TextOffset: []int{}, TokenLogprobs: []*float64{}, Tokens: []string{}, TopLogprobs: []*ordered.Object{}}
+	for i, t := range toks {
 		lp.TextOffset = append(lp.TextOffset, offset)
 		offset += len([]rune(t.text))
 		lp.Tokens = append(lp.Tokens, t.text)
-		lp.TokenLogprobs = append(lp.TokenLogprobs, round6(t.lp))
+		if echoed && i == 0 {
+			lp.TokenLogprobs = append(lp.TokenLogprobs, nil)
+			lp.TopLogprobs = append(lp.TopLogprobs, nil)
+			continue
+		}
+		v := round6(t.lp)
+		lp.TokenLogprobs = append(lp.TokenLogprobs, &v)
 		o := ordered.NewObject()
 		for _, a := range t.top(max(top, 1)) {
 			o.Set(a.text, round6(a.lp))
@@ -211,6 +219,17 @@ func completionLogprobsFor(toks []token, top, offset int) *completionLogprobs {
 		lp.TopLogprobs = append(lp.TopLogprobs, o)
 	}
 	return lp
+}
+
+// promptTokens are an echoed prompt's tokens, with the logprobs the
+// simulator gives any text: how likely each piece is where it stands.
+func promptTokens(prompt string) []token {
+	pieces := tokenize(prompt)
+	out := make([]token, len(pieces))
+	for i, p := range pieces {
+		out[i] = plainToken(p, i)
+	}
+	return out
 }
 
 func byteList(s string) []int {
