@@ -98,10 +98,10 @@ import { EventStream, TextBlocks, Follower, formatNumber, swapHTML } from "./str
     const sys = ui.system.value;
     if (sys.trim() !== "") out.push({ role: "system", content: sys });
     $$(".message", ui.messages).forEach((li) => {
-      const m = { role: $("[data-role]", li).value, content: $("[data-content]", li).value };
+      const m = { role: $("[data-role]", li).value, content: textOf($("[data-content]", li)) };
       if (m.role === "tool") m.tool_call_id = $("[data-tool-call-id]", li).value.trim();
       if (m.role === "assistant") {
-        const r = $("[data-reasoning]", li).value;
+        const r = textOf($("[data-reasoning]", li));
         if (r.trim() !== "") m.reasoning = r;
         const tc = $("[data-tool-calls]", li).value.trim();
         if (tc) {
@@ -525,7 +525,7 @@ import { EventStream, TextBlocks, Follower, formatNumber, swapHTML } from "./str
   // variableNames lists the {{name}} placeholders of the prompt or messages,
   // in order of first appearance.
   function variableNames() {
-    const texts = endpoint() === "chat" ? [ui.system.value, ...$$(".message [data-content]", ui.messages).map((t) => t.value)] : [ui.prompt.value];
+    const texts = endpoint() === "chat" ? [ui.system.value, ...$$(".message [data-content]", ui.messages).map(textOf)] : [ui.prompt.value];
     const seen = [];
     for (const t of texts) for (const m of t.matchAll(VAR_RE)) if (!seen.includes(m[1])) seen.push(m[1]);
     return seen;
@@ -1062,10 +1062,30 @@ import { EventStream, TextBlocks, Follower, formatNumber, swapHTML } from "./str
     if (calls.length) msg.tool_calls = calls.map((t) => ({ id: t.id, type: "function", function: { name: t.name, arguments: t.arguments } }));
     const row = messageRow(msg);
     ui.messages.appendChild(row);
-    // Sizing a textarea reads its layout; for a long answer that is a
-    // layout of all its text in this frame. Such a one gets the largest
-    // height autosize would give, without reading anything.
-    $$("textarea", row).forEach((t) => (t.value.length > 2000 ? (t.style.height = "480px") : autosize(t)));
+    $$("textarea", row).forEach((t) => (t.value.length > 8000 ? fillWhenSeen(t) : autosize(t)));
+  }
+
+  // A textarea lays out all of its text, and a long answer's text takes
+  // Blink ~100 ms: more than a frame, at the moment the answer ends. A
+  // long answer's textarea is filled when it comes into view (or gets the
+  // focus) instead; until then textOf reads the text kept aside. It gets
+  // the largest height autosize would give, without reading any layout.
+  const unseen = new IntersectionObserver((entries) => entries.forEach((e) => e.isIntersecting && fill(e.target)));
+  function fillWhenSeen(t) {
+    t.deferred = t.value;
+    t.value = "";
+    t.style.height = "480px";
+    t.addEventListener("focus", () => fill(t), { once: true });
+    unseen.observe(t);
+  }
+  function fill(t) {
+    unseen.unobserve(t);
+    if (t.deferred === undefined) return;
+    t.value = t.deferred;
+    delete t.deferred;
+  }
+  function textOf(t) {
+    return t.deferred !== undefined ? t.deferred : t.value;
   }
 
   ui.choices.addEventListener("click", (e) => {
