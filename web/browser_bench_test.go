@@ -285,7 +285,6 @@ func typeWhile(tb testing.TB, ctx context.Context, running string) {
 	tb.Fatal("the stream did not end within a minute")
 }
 
-
 // browserStreamRow streams tokens at rate into the playground (panes 1)
 // or the compare page (panes > 1) and returns the figures.
 func browserStreamRow(b *testing.B, tokens []string, rate float64, panes int) browserFigures {
