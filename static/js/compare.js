@@ -1,11 +1,13 @@
 // Knobs compare: 2 to 6 panes on one shared conversation, every pane
-// streaming over one EventSource; saved and shared comparisons replay.
+// streaming over one connection; saved and shared comparisons replay.
 //
 // Each pane keeps its own history (its answers and the turns sent to it
 // alone), so its next request is the shared conversation + its history.
 // Model output is text (textContent); only the server's sanitized html
 // field of a done event is inserted as markup.
 "use strict";
+
+import { EventStream, TextBlocks, Follower, formatNumber, swapHTML } from "./stream.js";
 
 (() => {
   const root = document.getElementById("compare");
@@ -49,7 +51,8 @@
   const state = {
     panes: [], // pane objects, in page order
     runPanes: [], // the panes of the stream being read, by stream index
-    es: null,
+    stream: null,
+    later: [], // DOM writes for the next frame
     kind: "", // "run" (live group), "one" (one pane), "load", "replay"
     group: Number(root.dataset.group) || 0,
     base: [], // the shared conversation the panes' histories follow
@@ -221,6 +224,7 @@
       run: null,
       panelSeq: 0,
     };
+    p.follow = new Follower(p.output);
     ui.panes.append(el);
     state.panes.push(p);
     if (!readOnly) wirePane(p);
@@ -276,7 +280,7 @@
   }
 
   function removePane(p) {
-    if (state.es || state.panes.length <= MIN) return;
+    if (state.stream || state.panes.length <= MIN) return;
     p.el.remove();
     state.panes = state.panes.filter((x) => x !== p);
     renumber();
@@ -297,9 +301,9 @@
       $(".pane-label", p.el).textContent = label(p);
       p.el.setAttribute("aria-label", label(p));
       const rm = $(".pane-remove", p.el);
-      if (rm) rm.disabled = state.panes.length <= MIN || !!state.es;
+      if (rm) rm.disabled = state.panes.length <= MIN || !!state.stream;
     });
-    if (ui.addBtn) ui.addBtn.disabled = state.panes.length >= MAX || !!state.es;
+    if (ui.addBtn) ui.addBtn.disabled = state.panes.length >= MAX || !!state.stream;
     ui.panes.dataset.count = String(state.panes.length);
     for (const sel of $$("[data-pane-picker]")) {
       const keep = sel.value;
@@ -516,8 +520,10 @@
 
   // runAll starts every pane: fresh from the shared conversation, or,
   // with turn, continuing each pane's own history with the user's turn.
+  // The POST answers the comparison's event stream itself; a server that
+  // answers JSON gets an EventSource on the events URL it names.
   async function runAll(turn) {
-    if (state.es || readOnly) return false;
+    if (state.stream || readOnly) return false;
     const ep = endpoint();
     if (ep === "completion" && turn !== undefined) return false;
     clearPaneErrors();
@@ -537,38 +543,57 @@
       say("Nothing was sent: fix the panes marked.", true);
       return false;
     }
+    const stream = newStream("run", (last) => `/groups/${state.group}/events` + (last ? `?after=${encodeURIComponent(last)}` : ""));
+    const request = { title: ui.title ? ui.title.value.trim() : "", panes: panes.map(({ provider, endpoint, body }) => ({ provider, endpoint, body })) };
     let res;
     try {
-      res = await post("/compare/runs", { title: ui.title ? ui.title.value.trim() : "", panes: panes.map(({ provider, endpoint, body }) => ({ provider, endpoint, body })) });
+      res = await stream.post("/compare/runs", JSON.stringify(request), postHeaders());
     } catch (e) {
+      closeStream();
       say("Knobs could not be reached: " + e.message, true);
       return false;
     }
-    const data = await res.json().catch(() => ({}));
-    if (!res.ok) {
-      for (const ip of data.panes || []) {
-        const p = state.panes[ip.index];
-        if (p) for (const [f, m] of Object.entries(ip.fields || {})) paneError(p, f, m);
+    let group, runs, events;
+    if (EventStream.isStream(res)) {
+      group = Number(res.headers.get("X-Knobs-Group"));
+      // Each pane's run id, for its Stop button; without it the pane
+      // stops with the others.
+      runs = (res.headers.get("X-Knobs-Runs") || "").split(",").map(Number);
+    } else {
+      const data = await res.json().catch(() => ({}));
+      if (!res.ok) {
+        closeStream();
+        for (const ip of data.panes || []) {
+          const p = state.panes[ip.index];
+          if (p) for (const [f, m] of Object.entries(ip.fields || {})) paneError(p, f, m);
+        }
+        say(data.error || `Knobs answered ${res.status}.`, true);
+        return false;
       }
-      say(data.error || `Knobs answered ${res.status}.`, true);
-      return false;
+      ({ group, runs, events } = data);
     }
     state.base = base;
-    state.group = data.group;
+    state.group = group;
     state.runPanes = state.panes.slice();
     state.panes.forEach((p, i) => {
       p.history = panes[i].history;
-      p.run = { id: data.runs[i], body: panes[i].body };
+      p.run = { id: runs[i] || 0, body: panes[i].body };
       startOutput(p, turn === undefined, turn, panes[i].body);
     });
     hideSummary();
-    listen(data.events, "run");
+    setRunning(true);
+    if (events) stream.listen(events);
+    else stream.read(res);
     return true;
+  }
+
+  function postHeaders() {
+    return { "Content-Type": "application/json", "X-CSRF-Token": csrf() };
   }
 
   // continueOne sends turn to pane p alone, as one run.
   async function continueOne(p, turn) {
-    if (state.es || endpoint() !== "chat") return false;
+    if (state.stream || endpoint() !== "chat") return false;
     clearPaneErrors();
     const errors = {};
     const body = paneBody(p, errors);
@@ -576,28 +601,41 @@
     body.messages = state.base.concat(history);
     Object.entries(errors).forEach(([f, m]) => paneError(p, f, m));
     if (Object.keys(errors).length) return false;
-    const res = await post("/runs", { provider: p.provider.value, endpoint: "chat", body }).catch(() => null);
+    let id = 0;
+    const stream = newStream("one", (last) => `/runs/${id}/events?after=${encodeURIComponent(last || "0")}`);
+    const res = await stream.post("/runs", JSON.stringify({ provider: p.provider.value, endpoint: "chat", body }), postHeaders()).catch(() => null);
     if (!res) {
+      closeStream();
       paneError(p, "general", "Knobs could not be reached.");
       return false;
     }
-    const data = await res.json().catch(() => ({}));
-    if (!res.ok) {
-      for (const [f, m] of Object.entries(data.fields || {})) paneError(p, f, m);
-      if (!data.fields) paneError(p, "general", data.error || `Knobs answered ${res.status}.`);
-      return false;
+    let events = "";
+    if (EventStream.isStream(res)) id = Number(res.headers.get("X-Knobs-Run"));
+    else {
+      const data = await res.json().catch(() => ({}));
+      if (!res.ok) {
+        closeStream();
+        for (const [f, m] of Object.entries(data.fields || {})) paneError(p, f, m);
+        if (!data.fields) paneError(p, "general", data.error || `Knobs answered ${res.status}.`);
+        return false;
+      }
+      id = data.id;
+      events = data.events;
     }
     p.history = history;
-    p.run = { id: data.id, body };
+    p.run = { id, body };
     state.runPanes = [p];
     startOutput(p, false, turn, body);
-    listen(data.events, "one");
+    setRunning(true);
+    if (events) stream.listen(events);
+    else stream.read(res);
     return true;
   }
 
   // startOutput prepares pane p for a stream: a fresh output, or one more
   // turn under the previous ones.
   function startOutput(p, fresh, turn, body) {
+    for (const c of p.choices || []) if (c.cancelSwap) c.cancelSwap(); // a previous answer still going in
     if (fresh) {
       p.output.textContent = "";
       for (const m of p.specHistory) p.output.append(turnBlock(m.role, contentText(m.content)));
@@ -609,6 +647,7 @@
     p.metrics.textContent = "";
     $(".pane-badges", p.el).textContent = "";
     p.choices = [];
+    p.pendingMetrics = null;
     p.done = false;
     p.max = body ? body.max_completion_tokens || body.max_tokens || 0 : 0;
     p.progress.hidden = false;
@@ -616,7 +655,7 @@
       p.progress.max = p.max;
       p.progress.value = 0;
     } else p.progress.removeAttribute("value");
-    if (p.stopBtn) p.stopBtn.disabled = true; // listen enables it for a live run
+    if (p.stopBtn) p.stopBtn.disabled = true; // setRunning enables it for a live run
     p.el.classList.add("running");
   }
 
@@ -633,63 +672,80 @@
     return d;
   }
 
+  // choice returns choice i of pane p; its elements are made in the next
+  // frame's flush, with every other write.
   function choice(p, i) {
     while (p.choices.length <= i) {
-      const el = document.createElement("article");
-      el.className = "choice";
-      const think = document.createElement("details");
-      think.className = "thinking";
-      think.hidden = true;
-      const sum = document.createElement("summary");
-      sum.textContent = "Reasoning";
-      const thinkText = document.createElement("div");
-      thinkText.className = "thinking-text";
-      const thinkNode = document.createTextNode("");
-      thinkText.append(thinkNode);
-      think.append(sum, thinkText);
-      const tools = document.createElement("div");
-      tools.className = "tool-calls";
-      const content = document.createElement("div");
-      content.className = "content streaming";
-      const textNode = document.createTextNode("");
-      content.append(textNode);
-      el.append(think, tools, content);
-      if (p.choices.length === 0 && i > 0) el.dataset.choice = String(i);
-      p.output.append(el);
-      p.choices.push({ el, think, content, textNode, thinkNode, text: "", pending: "", pendingThink: "", tools: {} });
+      // The first choice seen is not choice 0: say which it is.
+      const mark = p.choices.length === 0 && i > 0 ? String(i) : "";
+      p.choices.push({ el: null, mark, text: "", pending: "", pendingThink: "", showThink: false, tools: {} });
     }
     return p.choices[i];
+  }
+
+  function makeChoice(p, c) {
+    const el = document.createElement("article");
+    el.className = "choice";
+    const think = document.createElement("details");
+    think.className = "thinking";
+    think.hidden = true;
+    const sum = document.createElement("summary");
+    sum.textContent = "Reasoning";
+    const thinkText = document.createElement("div");
+    thinkText.className = "thinking-text";
+    think.append(sum, thinkText);
+    const tools = document.createElement("div");
+    tools.className = "tool-calls";
+    const content = document.createElement("div");
+    content.className = "content streaming";
+    el.append(think, tools, content);
+    if (c.mark) el.dataset.choice = c.mark;
+    p.output.append(el);
+    Object.assign(c, { el, think, content, blocks: new TextBlocks(content), thinkBlocks: new TextBlocks(thinkText) });
+  }
+
+  // later runs fn in the next frame's flush: every DOM write of a stream
+  // happens there, one batch per frame.
+  function later(fn) {
+    state.later.push(fn);
+    scheduleFlush();
   }
 
   function scheduleFlush() {
     if (!state.frame) state.frame = requestAnimationFrame(flush);
   }
 
-  // flush appends what arrived since the last frame; a pane the reader
-  // scrolled up in keeps its place.
+  // flush writes what arrived since the last frame. Every pane's scroll
+  // position is read before any pane is written (a read after a write
+  // forces a layout); a pane the reader scrolled up in keeps its place.
   function flush() {
+    cancelAnimationFrame(state.frame);
     state.frame = 0;
-    for (const p of state.runPanes) {
-      if (!p.choices) continue;
-      const box = p.output;
-      const follow = box.scrollHeight - box.scrollTop - box.clientHeight < 40;
+    const panes = state.runPanes.filter((p) => p.choices);
+    for (const p of panes) p.follow.read();
+    for (const p of panes) p.follow.scroll();
+    for (const p of panes) {
       for (const c of p.choices) {
+        if (!c.el) makeChoice(p, c);
         if (c.pending) {
-          c.textNode.appendData(c.pending);
+          c.blocks.append(c.pending);
           c.pending = "";
         }
         if (c.pendingThink) {
-          c.thinkNode.appendData(c.pendingThink);
+          c.think.hidden = false;
+          c.thinkBlocks.append(c.pendingThink);
           c.pendingThink = "";
         }
       }
-      if (follow) box.scrollTop = box.scrollHeight;
+      if (p.pendingMetrics) {
+        showMetrics(p, p.pendingMetrics, null);
+        p.pendingMetrics = null;
+      }
     }
+    for (const fn of state.later.splice(0)) fn();
   }
 
-  function fmt(n, digits = 0) {
-    return Number(n || 0).toLocaleString(undefined, { maximumFractionDigits: digits, minimumFractionDigits: digits });
-  }
+  const fmt = formatNumber;
 
   function showMetrics(p, m, done) {
     const dl = document.createElement("dl");
@@ -744,8 +800,9 @@
     }
   }
 
+  // finishPane shows a pane's ending; it runs in a frame's flush, after
+  // the pane's last text was written.
   function finishPane(p, d) {
-    flush();
     p.done = true;
     p.el.classList.remove("running");
     if (p.stopBtn) p.stopBtn.disabled = true;
@@ -756,12 +813,16 @@
       p.progress.value = 1;
     }
     p.choices.forEach((c, i) => {
-      c.content.classList.remove("streaming");
+      if (!c.el) makeChoice(p, c);
       const html = d.html ? d.html[i] : "";
       if (html) {
-        c.content.className = "content md";
-        c.content.innerHTML = html; // sanitized on the server
-      } else c.content.className = "content plain";
+        // The HTML goes in over a few frames; the streamed text stays
+        // (pre-wrap, "streaming") until it is all in.
+        c.cancelSwap = swapHTML(c.content, html, () => {
+          c.cancelSwap = null;
+          c.content.className = "content md"; // sanitized on the server
+        });
+      } else c.content.className = "content plain"; // the streamed blocks are the text
       if (c.think.hidden === false) c.think.open = false;
     });
     if (d.status === "cancelled") {
@@ -778,70 +839,81 @@
     }
   }
 
-  // listen reads one stream: a group's (frames carry "pane") or one run's.
-  function listen(url, kind) {
-    const es = new EventSource(url);
-    state.es = es;
-    state.kind = kind;
-    setRunning(true);
+  // newStream makes the stream of kind ("run": a live comparison, "one":
+  // one pane's run, "load" or "replay": a stored comparison) and shows the
+  // page running. resume gives the URL that continues after an event id,
+  // or is null (a replay reconnects on its own). A delta may carry many
+  // tokens (the server merges them): nothing here counts events.
+  function newStream(kind, resume) {
     const paneOf = (d) => (kind === "one" ? state.runPanes[0] : state.runPanes[d.pane]);
-    const on = (type, fn) =>
-      es.addEventListener(type, (e) => {
-        if (e.data === undefined || state.es !== es) return; // the connection's own error event has no data
-        const d = JSON.parse(e.data);
-        if (type === "group_done") return groupDone(d);
-        const p = paneOf(d);
-        if (!p) return;
-        if (!p.choices) startOutput(p, true, null, null);
-        fn(p, d);
-        scheduleFlush();
-      });
-    on("request", (p, d) => {
-      if (!p.max && d && d.body) {
-        p.max = d.body.max_completion_tokens || d.body.max_tokens || 0;
-        if (p.max) {
-          p.progress.max = p.max;
-          p.progress.value = 0;
-        }
-      }
-    });
-    on("delta", (p, d) => {
-      const c = choice(p, d.choice || 0);
-      c.text += d.text;
-      c.pending += d.text;
-    });
-    on("reasoning", (p, d) => {
-      const c = choice(p, d.choice || 0);
-      c.pendingThink += d.text;
-      c.think.hidden = false;
-    });
-    on("tool_call", (p, d) => {
-      const c = choice(p, d.choice || 0);
-      const call = d.call || {};
-      let pre = c.tools[call.index];
-      if (!pre) {
-        pre = document.createElement("pre");
-        pre.className = "tool-card";
-        $(".tool-calls", c.el).append(pre);
-        c.tools[call.index] = pre;
-      }
-      pre.textContent = `🔧 ${call.name || "…"} ${call.arguments || ""}`;
-    });
-    on("metrics", (p, d) => showMetrics(p, d, null));
-    on("error", (p, d) => showError(p, d));
-    on("done", (p, d) => finishPane(p, d));
-    on("group_done", () => {});
-    es.onerror = () => {
-      if (es.readyState === EventSource.CLOSED && state.es === es) {
+    const on = (fn) => (data) => {
+      if (state.stream !== stream) return;
+      const d = JSON.parse(data);
+      const p = paneOf(d);
+      if (!p) return;
+      if (!p.choices) startOutput(p, true, null, null);
+      fn(p, d);
+      scheduleFlush();
+    };
+    const stream = new EventStream({
+      final: kind === "one" ? "done" : "group_done",
+      resume,
+      lost: () => {
+        if (state.stream !== stream) return;
         closeStream();
         say("The connection to Knobs was lost; what arrived is kept in history.", true);
-      }
-    };
+      },
+      handlers: {
+        request: on((p, d) => {
+          if (p.max || !d || !d.body) return;
+          p.max = d.body.max_completion_tokens || d.body.max_tokens || 0;
+          if (p.max)
+            later(() => {
+              p.progress.max = p.max;
+              p.progress.value = 0;
+            });
+        }),
+        delta: on((p, d) => {
+          const c = choice(p, d.choice || 0);
+          c.text += d.text;
+          c.pending += d.text;
+        }),
+        reasoning: on((p, d) => {
+          choice(p, d.choice || 0).pendingThink += d.text;
+        }),
+        tool_call: on((p, d) => {
+          const c = choice(p, d.choice || 0);
+          const call = d.call || {};
+          later(() => {
+            let pre = c.tools[call.index];
+            if (!pre) {
+              pre = document.createElement("pre");
+              pre.className = "tool-card";
+              $(".tool-calls", c.el).append(pre);
+              c.tools[call.index] = pre;
+            }
+            pre.textContent = `🔧 ${call.name || "…"} ${call.arguments || ""}`;
+          });
+        }),
+        metrics: on((p, d) => (p.pendingMetrics = d)),
+        error: on((p, d) => later(() => showError(p, d))),
+        done: on((p, d) => later(() => finishPane(p, d))),
+        group_done: (data) => {
+          if (state.stream !== stream) return;
+          const d = JSON.parse(data);
+          later(() => groupDone(d));
+        },
+      },
+    });
+    state.stream = stream;
+    state.kind = kind;
+    state.later = [];
+    return stream;
   }
 
   function closeStream() {
-    if (state.es) state.es.close();
-    state.es = null;
+    if (state.stream) state.stream.close();
+    state.stream = null;
     setRunning(false);
     for (const p of state.runPanes) {
       p.el.classList.remove("running");
@@ -857,18 +929,9 @@
     if (ui.contBtn) ui.contBtn.disabled = on;
     for (const b of $$(".pane-continue button", root)) b.disabled = on;
     const live = on && (state.kind === "run" || state.kind === "one");
-    for (const p of state.runPanes) if (p.stopBtn) p.stopBtn.disabled = !live || p.done;
+    for (const p of state.runPanes) if (p.stopBtn) p.stopBtn.disabled = !live || p.done || !(p.run && p.run.id);
     renumber();
   }
-
-  // Chromium's back/forward cache keeps an EventSource open after the
-  // page is left; close it so the runner can stop runs nobody watches.
-  window.addEventListener("pagehide", () => {
-    if (state.es) {
-      state.es.close();
-      state.es = null;
-    }
-  });
 
   const NAMES = [
     ["fastest_first_token", "Fastest first token", (s) => fmt(s.ttft_ms, s.ttft_ms < 100 ? 1 : 0) + " ms"],
@@ -879,7 +942,6 @@
 
   function groupDone(d) {
     const kind = state.kind;
-    flush();
     closeStream();
     ui.summaryList.textContent = "";
     for (const [key, name, value] of NAMES) {
@@ -929,7 +991,7 @@
   }
 
   async function stopAll() {
-    if (!state.es) return;
+    if (!state.stream) return;
     if (state.kind === "run") {
       ui.stopBtn.disabled = true;
       await post(`/groups/${state.group}/cancel`).catch(() => {});
@@ -943,7 +1005,7 @@
   }
 
   async function stopPane(p) {
-    if (!p || !p.run || p.done) return;
+    if (!p || !p.run || !p.run.id || p.done) return;
     if (p.stopBtn) p.stopBtn.disabled = true;
     await post(`/runs/${p.run.id}/cancel`).catch(() => {});
   }
@@ -951,7 +1013,7 @@
   // replay reads a saved or shared comparison again: at once (load) or
   // at its recorded pace (replay).
   function replay(url, kind) {
-    if (state.es || !url) return;
+    if (state.stream || !url) return;
     state.runPanes = state.panes.slice();
     for (const p of state.panes) {
       p.history = p.specHistory.slice();
@@ -961,7 +1023,9 @@
     state.panes.forEach((p) => startOutput(p, true, null, p.spec.body || {}));
     hideSummary();
     say(kind === "replay" ? "Replaying at the recorded pace…" : "");
-    listen(url, kind);
+    const stream = newStream(kind, null);
+    setRunning(true);
+    stream.listen(url);
   }
 
   // ---------- presets and the sweep ----------
@@ -1006,7 +1070,7 @@
     $("#cmp-sweep-fill").addEventListener("click", () => {
       const err = $("#cmp-sweep-error");
       err.hidden = true;
-      if (state.es) return;
+      if (state.stream) return;
       const param = $("#cmp-sweep-param").value;
       const values = sweepValues($("#cmp-sweep-values").value, param);
       if (typeof values === "string") {
@@ -1118,7 +1182,7 @@
       return;
     }
     if (e.key === "Escape") {
-      if (state.es) {
+      if (state.stream) {
         e.preventDefault();
         stopAll();
       } else if (presenting()) togglePresenter();

@@ -6,6 +6,8 @@
 // stall the page.
 "use strict";
 
+import { EventStream, TextBlocks, Follower, formatNumber, swapHTML } from "./stream.js";
+
 (() => {
   const root = document.getElementById("playground");
   if (!root) return;
@@ -96,10 +98,10 @@
     const sys = ui.system.value;
     if (sys.trim() !== "") out.push({ role: "system", content: sys });
     $$(".message", ui.messages).forEach((li) => {
-      const m = { role: $("[data-role]", li).value, content: $("[data-content]", li).value };
+      const m = { role: $("[data-role]", li).value, content: textOf($("[data-content]", li)) };
       if (m.role === "tool") m.tool_call_id = $("[data-tool-call-id]", li).value.trim();
       if (m.role === "assistant") {
-        const r = $("[data-reasoning]", li).value;
+        const r = textOf($("[data-reasoning]", li));
         if (r.trim() !== "") m.reasoning = r;
         const tc = $("[data-tool-calls]", li).value.trim();
         if (tc) {
@@ -234,7 +236,7 @@
     ui.modelHint.textContent = [m ? m.hint : "", note || ""].filter(Boolean).join(" — ");
   }
 
-  const state = { models: {}, run: null, es: null, lastSpec: null, choices: [], frame: 0, variables: {}, preset: null };
+  const state = { models: {}, run: null, stream: null, later: [], metrics: null, lastSpec: null, choices: [], frame: 0, variables: {}, preset: null };
   try {
     state.preset = root.dataset.preset ? JSON.parse(root.dataset.preset) : null;
   } catch {
@@ -523,7 +525,7 @@
   // variableNames lists the {{name}} placeholders of the prompt or messages,
   // in order of first appearance.
   function variableNames() {
-    const texts = endpoint() === "chat" ? [ui.system.value, ...$$(".message [data-content]", ui.messages).map((t) => t.value)] : [ui.prompt.value];
+    const texts = endpoint() === "chat" ? [ui.system.value, ...$$(".message [data-content]", ui.messages).map(textOf)] : [ui.prompt.value];
     const seen = [];
     for (const t of texts) for (const m of t.matchAll(VAR_RE)) if (!seen.includes(m[1])) seen.push(m[1]);
     return seen;
@@ -682,8 +684,11 @@
 
   // ---------- running ----------
 
+  // run starts the run and reads its events on the same request: the POST
+  // answers the event stream. A server that answers JSON instead gets an
+  // EventSource on the events URL it names.
   async function run() {
-    if (state.es) return;
+    if (state.stream) return;
     clearErrors();
     hideRunError();
     const { spec, errors } = buildSpec();
@@ -691,33 +696,33 @@
       for (const [f, m] of Object.entries(errors)) setError(f, m);
       return;
     }
+    const stream = newStream();
+    state.stream = stream;
     setRunning(true);
     let res;
     try {
-      res = await fetch("/runs", {
-        method: "POST",
-        headers: { "Content-Type": "application/json", Accept: "application/json", "X-CSRF-Token": csrf() },
-        body: JSON.stringify(spec),
-      });
+      res = await stream.post("/runs", JSON.stringify(spec), { "Content-Type": "application/json", "X-CSRF-Token": csrf() });
     } catch (e) {
-      setRunning(false);
+      endStream();
       showRunError({ kind: "network", message: "Knobs could not be reached: " + e.message });
       return;
     }
-    const data = await res.json().catch(() => ({}));
-    if (res.status === 422 && data.fields) {
-      setRunning(false);
-      for (const [f, m] of Object.entries(data.fields)) setError(f, m);
-      return;
+    if (EventStream.isStream(res)) {
+      state.lastSpec = spec;
+      startOutput(Number(res.headers.get("X-Knobs-Run")));
+      stream.read(res);
+    } else {
+      const data = await res.json().catch(() => ({}));
+      if (!res.ok) {
+        endStream();
+        if (res.status === 422 && data.fields) for (const [f, m] of Object.entries(data.fields)) setError(f, m);
+        else showRunError({ kind: "server", message: data.error || `Knobs answered ${res.status}.` });
+        return;
+      }
+      state.lastSpec = spec;
+      startOutput(data.id);
+      stream.listen(data.events);
     }
-    if (!res.ok) {
-      setRunning(false);
-      showRunError({ kind: "server", message: data.error || `Knobs answered ${res.status}.` });
-      return;
-    }
-    state.lastSpec = spec;
-    startOutput(data.id);
-    listen(data.events);
     if (!$('[data-panel="code"]').hidden) loadCode();
   }
 
@@ -727,9 +732,18 @@
     root.classList.toggle("running", on);
   }
 
+  function endStream() {
+    if (state.stream) state.stream.close();
+    state.stream = null;
+    setRunning(false);
+  }
+
   function startOutput(id) {
-    state.run = { id, done: false, raw: [], status: "" };
+    for (const c of state.choices) if (c.cancelSwap) c.cancelSwap(); // a previous answer still going in
+    state.run = { id, done: false, raw: [], rawCount: 0, status: "" };
     state.choices = [];
+    state.later = [];
+    state.metrics = null;
     ui.choices.textContent = "";
     ui.metrics.textContent = "";
     ui.rawEvents.textContent = "";
@@ -738,131 +752,129 @@
     ui.regenBtn.disabled = true;
   }
 
+  // choice returns the output of choice i; its elements are made in the
+  // next frame's flush, with the other writes.
   function choice(i) {
     while (state.choices.length <= i) {
-      const n = state.choices.length;
-      const el = document.createElement("article");
-      el.className = "choice";
-      el.innerHTML = `
+      state.choices.push({ el: null, content: "", reasoning: "", pending: "", pendingThink: "", logprobs: [], tools: {}, html: "" });
+    }
+    return state.choices[i];
+  }
+
+  function makeChoice(c, n) {
+    const el = document.createElement("article");
+    el.className = "choice";
+    el.innerHTML = `
         <header class="choice-head"><span class="choice-index">Choice ${n}</span><span class="finish"></span>
           <button type="button" class="link use-choice" hidden>Use this answer</button></header>
         <details class="thinking" hidden><summary>Thinking</summary><div class="thinking-text"></div></details>
         <div class="tool-calls"></div>
         <div class="content streaming"></div>
         <div class="json-check" hidden></div>`;
-      const textNode = document.createTextNode("");
-      $(".content", el).appendChild(textNode);
-      const thinkNode = document.createTextNode("");
-      $(".thinking-text", el).appendChild(thinkNode);
-      ui.choices.appendChild(el);
-      state.choices.push({ el, textNode, thinkNode, content: "", reasoning: "", pending: "", pendingThink: "", logprobs: [], tools: {}, html: "" });
-      ui.choices.classList.toggle("multi", state.choices.length > 1);
-    }
-    return state.choices[i];
+    c.el = el;
+    c.text = new TextBlocks($(".content", el));
+    c.think = new TextBlocks($(".thinking-text", el));
+    ui.choices.appendChild(el);
+    ui.choices.classList.toggle("multi", state.choices.length > 1);
   }
 
-  // nearBottom says whether the reader is following the end of the output;
-  // if they scrolled up, streaming must not move the page under them.
-  function nearBottom() {
-    const doc = document.scrollingElement || document.documentElement;
-    return doc.scrollHeight - (doc.scrollTop + window.innerHeight) < 80;
+  // later runs fn in the next frame's flush: every DOM write of a stream
+  // happens there, at most one batch per frame.
+  function later(fn) {
+    state.later.push(fn);
+    scheduleFlush();
   }
 
   function scheduleFlush() {
     if (!state.frame) state.frame = requestAnimationFrame(flush);
   }
 
+  // flush writes what arrived since the last frame. The scroll position
+  // is read, and the page scrolled, before any write: a read after a
+  // write would force a layout of the whole output every frame.
   function flush() {
+    cancelAnimationFrame(state.frame);
     state.frame = 0;
-    const follow = nearBottom();
-    for (const c of state.choices) {
+    follower.read();
+    follower.scroll();
+    state.choices.forEach((c, n) => {
+      if (!c.el) makeChoice(c, n);
       if (c.pending) {
-        c.textNode.appendData(c.pending);
+        c.text.append(c.pending);
         c.pending = "";
       }
       if (c.pendingThink) {
-        c.thinkNode.appendData(c.pendingThink);
+        const t = $(".thinking", c.el);
+        if (t.hidden) {
+          t.hidden = false;
+          t.open = true;
+        }
+        c.think.append(c.pendingThink);
         c.pendingThink = "";
       }
+    });
+    if (state.metrics) {
+      showMetrics(state.metrics, null);
+      state.metrics = null;
     }
+    for (const fn of state.later.splice(0)) fn();
     if (state.run && state.run.raw.length) {
       ui.rawEvents.append(state.run.raw.join(""));
       state.run.raw = [];
     }
-    if (follow) window.scrollTo(0, (document.scrollingElement || document.documentElement).scrollHeight);
   }
+  const follower = new Follower(document.scrollingElement || document.documentElement);
 
   function rawEvent(type, data) {
     if (!state.run) return;
-    if (state.run.rawCount === undefined) state.run.rawCount = 0;
     if (++state.run.rawCount > 5000) return; // the run's page in history keeps them all
     state.run.raw.push(`event: ${type}\ndata: ${data}\n\n`);
   }
 
-  function listen(url) {
-    const es = new EventSource(url);
-    state.es = es;
-    const on = (type, fn) =>
-      es.addEventListener(type, (e) => {
-        // The connection's own "error" event shares its name with ours and has no data.
-        if (e.data === undefined) return;
-        state.run.lastId = Number(e.lastEventId) || state.run.lastId;
-        rawEvent(type, e.data);
-        fn(JSON.parse(e.data));
-        scheduleFlush();
-      });
-    on("request", (d) => (ui.rawRequest.textContent = JSON.stringify(d, null, 2)));
-    on("delta", (d) => {
-      const c = choice(d.choice);
-      c.content += d.text;
-      c.pending += d.text;
-    });
-    on("reasoning", (d) => {
-      const c = choice(d.choice);
-      c.reasoning += d.text;
-      c.pendingThink += d.text;
-      const t = $(".thinking", c.el);
-      if (t.hidden) {
-        t.hidden = false;
-        t.open = true;
-      }
-    });
-    on("tool_call", (d) => toolCard(choice(d.choice), d.call));
-    on("logprobs", (d) => choice(d.choice).logprobs.push(...d.tokens));
-    on("metrics", (d) => showMetrics(d, null));
-    on("error", (d) => showRunError(d));
-    on("done", (d) => finish(d));
-    es.onerror = () => {
-      if (es.readyState === EventSource.CLOSED && state.es === es) {
-        stopListening();
-        showRunError({ kind: "network", message: "The connection to Knobs was lost. The run was stored with whatever had arrived; run again when Knobs is back." });
-      }
+  // newStream reads a run's events into the page. A delta may carry many
+  // tokens (the server merges them): nothing here counts events.
+  function newStream() {
+    const on = (type, fn) => (data) => {
+      if (!state.run) return;
+      rawEvent(type, data);
+      fn(JSON.parse(data));
+      scheduleFlush();
     };
+    const stream = new EventStream({
+      final: "done",
+      resume: (last) => `/runs/${state.run.id}/events?after=${encodeURIComponent(last || "0")}`,
+      lost: () => {
+        if (state.stream !== stream) return;
+        endStream();
+        showRunError({ kind: "network", message: "The connection to Knobs was lost. The run was stored with whatever had arrived; run again when Knobs is back." });
+      },
+      handlers: {
+        request: on("request", (d) => later(() => (ui.rawRequest.textContent = JSON.stringify(d, null, 2)))),
+        delta: on("delta", (d) => {
+          const c = choice(d.choice);
+          c.content += d.text;
+          c.pending += d.text;
+        }),
+        reasoning: on("reasoning", (d) => {
+          const c = choice(d.choice);
+          c.reasoning += d.text;
+          c.pendingThink += d.text;
+        }),
+        tool_call: on("tool_call", (d) => {
+          const c = choice(d.choice);
+          later(() => toolCard(c, d.call));
+        }),
+        logprobs: on("logprobs", (d) => choice(d.choice).logprobs.push(...d.tokens)),
+        metrics: on("metrics", (d) => (state.metrics = d)),
+        error: on("error", (d) => later(() => showRunError(d))),
+        done: on("done", (d) => {
+          state.run.done = true;
+          later(() => finish(d));
+        }),
+      },
+    });
+    return stream;
   }
-
-  function stopListening() {
-    if (state.es) state.es.close();
-    state.es = null;
-    setRunning(false);
-  }
-
-  // Chromium's back/forward cache keeps an EventSource open after the page
-  // is left; close it so the runner can stop a run nobody watches.
-  window.addEventListener("pagehide", () => {
-    if (state.es) {
-      state.es.close();
-      state.es = null;
-      if (state.run) state.run.detached = true;
-    }
-  });
-  // Back from the cache with a run still going: listen again from where the
-  // page stopped; the runner resumes after the last event it saw.
-  window.addEventListener("pageshow", (e) => {
-    if (e.persisted && state.run && state.run.detached && !state.run.done) {
-      state.run.detached = false;
-      listen(`/runs/${state.run.id}/events?after=${state.run.lastId || 0}`);
-    }
-  });
 
   async function stop() {
     if (!state.run || state.run.done) return;
@@ -892,9 +904,7 @@
     }
   }
 
-  function fmt(n, digits = 0) {
-    return Number(n).toLocaleString(undefined, { maximumFractionDigits: digits, minimumFractionDigits: digits });
-  }
+  const fmt = formatNumber;
 
   function showMetrics(m, done) {
     const dl = document.createElement("dl");
@@ -929,15 +939,16 @@
     ui.metrics.replaceChildren(dl);
   }
 
+  // finish shows the run's ending; it runs in a frame's flush, after the
+  // last text was written.
   function finish(d) {
     if (!state.run) return;
-    state.run.done = true;
     state.run.status = d.status;
-    stopListening();
-    flush();
+    state.stream = null; // it closed itself on done
+    setRunning(false);
     showMetrics(d.metrics, d);
     loadRawResponse(state.run.id);
-    if (state.choices.length === 0) choice(0);
+    if (state.choices.length === 0) makeChoice(choice(0), 0);
     state.choices.forEach((c, i) => {
       $(".finish", c.el).textContent = d.finish_reasons && d.finish_reasons[i] ? d.finish_reasons[i] : "";
       c.html = d.html ? d.html[i] || "" : "";
@@ -974,16 +985,17 @@
 
   function renderChoice(c, check) {
     const box = $(".content", c.el);
-    box.classList.remove("streaming");
-    const isJSON = check && check.json;
-    if (isJSON) {
+    if (c.cancelSwap) c.cancelSwap();
+    c.cancelSwap = null;
+    const raw = ui.showRaw.checked;
+    if (check && check.json) {
       box.className = "content json";
       box.textContent = prettyJSON(c.content);
       const j = $(".json-check", c.el);
       j.hidden = false;
       j.className = "json-check " + (check.valid ? "ok" : "bad");
       j.textContent = check.valid ? "✓ " + check.message : "✗ " + check.message;
-    } else if (c.logprobs.length && !ui.showRaw.checked) {
+    } else if (c.logprobs.length && !raw) {
       box.className = "content logprobs";
       box.textContent = "";
       for (const t of c.logprobs) {
@@ -995,12 +1007,19 @@
         span.title = `${(p * 100).toFixed(1)}%` + (t.top_logprobs || []).map((a) => `\n${JSON.stringify(a.token)}  ${(Math.exp(a.logprob) * 100).toFixed(1)}%`).join("");
         box.appendChild(span);
       }
-    } else if (c.html && !ui.showRaw.checked) {
-      box.className = "content md";
-      box.innerHTML = c.html; // sanitized on the server
+    } else if (c.html && !raw) {
+      // A long answer's HTML goes in over a few frames; the streamed text
+      // (still "streaming": pre-wrap) stays on screen until it is all in.
+      c.cancelSwap = swapHTML(box, c.html, () => {
+        c.cancelSwap = null;
+        box.className = "content md";
+      });
+    } else if (box.classList.contains("streaming")) {
+      box.className = "content plain"; // the streamed blocks are the text
     } else {
       box.className = "content plain";
-      box.textContent = c.content;
+      box.textContent = "";
+      new TextBlocks(box).append(c.content);
     }
     // Tool results: a form under each call, to answer and continue.
     for (const card of Object.values(c.tools)) {
@@ -1043,7 +1062,30 @@
     if (calls.length) msg.tool_calls = calls.map((t) => ({ id: t.id, type: "function", function: { name: t.name, arguments: t.arguments } }));
     const row = messageRow(msg);
     ui.messages.appendChild(row);
-    $$("textarea", row).forEach(autosize);
+    $$("textarea", row).forEach((t) => (t.value.length > 8000 ? fillWhenSeen(t) : autosize(t)));
+  }
+
+  // A textarea lays out all of its text, and a long answer's text takes
+  // Blink ~100 ms: more than a frame, at the moment the answer ends. A
+  // long answer's textarea is filled when it comes into view (or gets the
+  // focus) instead; until then textOf reads the text kept aside. It gets
+  // the largest height autosize would give, without reading any layout.
+  const unseen = new IntersectionObserver((entries) => entries.forEach((e) => e.isIntersecting && fill(e.target)));
+  function fillWhenSeen(t) {
+    t.deferred = t.value;
+    t.value = "";
+    t.style.height = "480px";
+    t.addEventListener("focus", () => fill(t), { once: true });
+    unseen.observe(t);
+  }
+  function fill(t) {
+    unseen.unobserve(t);
+    if (t.deferred === undefined) return;
+    t.value = t.deferred;
+    delete t.deferred;
+  }
+  function textOf(t) {
+    return t.deferred !== undefined ? t.deferred : t.value;
   }
 
   ui.choices.addEventListener("click", (e) => {
@@ -1167,7 +1209,7 @@
     if (e.key === "Enter" && (e.ctrlKey || e.metaKey)) {
       e.preventDefault();
       run();
-    } else if (e.key === "Escape" && state.es) {
+    } else if (e.key === "Escape" && state.stream) {
       e.preventDefault();
       stop();
     }
