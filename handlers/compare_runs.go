@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"strconv"
+	"strings"
 	"unicode/utf8"
 
 	"github.com/gofiber/fiber/v2"
@@ -117,6 +118,11 @@ func (h *Handler) CreateCompareRuns(c *fiber.Ctx) error {
 		// The panes' events in the answer itself, as GET /groups/{id}/events
 		// gives them: one round trip less to the first token.
 		c.Set("X-Knobs-Group", strconv.FormatInt(group, 10))
+		ids := make([]string, len(out.Runs))
+		for i, id := range out.Runs {
+			ids[i] = strconv.FormatInt(id, 10)
+		}
+		c.Set("X-Knobs-Runs", strings.Join(ids, ","))
 		c.Set(fiber.HeaderLocation, out.Events)
 		srcs := make([]sse.Source, len(runs))
 		leaves := make([]func(), len(runs))

@@ -812,17 +812,9 @@ import { EventStream, TextBlocks, Follower, formatNumber, swapHTML } from "./str
       p.progress.max = 1;
       p.progress.value = 1;
     }
-    p.choices.forEach((c, i) => {
+    p.choices.forEach((c) => {
       if (!c.el) makeChoice(p, c);
-      const html = d.html ? d.html[i] : "";
-      if (html) {
-        // The HTML goes in over a few frames; the streamed text stays
-        // (pre-wrap, "streaming") until it is all in.
-        c.cancelSwap = swapHTML(c.content, html, () => {
-          c.cancelSwap = null;
-          c.content.className = "content md"; // sanitized on the server
-        });
-      } else c.content.className = "content plain"; // the streamed blocks are the text
+      c.content.className = "content plain"; // the streamed blocks are the text, until rendered
       if (c.think.hidden === false) c.think.open = false;
     });
     if (d.status === "cancelled") {
@@ -834,9 +826,27 @@ import { EventStream, TextBlocks, Follower, formatNumber, swapHTML } from "./str
     const first = p.choices[0];
     if (first && (first.text || Object.keys(first.tools).length)) p.history.push({ role: "assistant", content: first.text });
     if (state.kind === "one") {
-      closeStream();
+      setRunning(false); // the stream stays open for the rendered answer
       showContinue();
     }
+  }
+
+  // renderPane swaps each answer's rendered HTML in for its streamed text;
+  // it follows the pane's done.
+  function renderPane(p, d) {
+    p.choices.forEach((c, i) => {
+      if (!c.el) makeChoice(p, c);
+      const html = d.html ? d.html[i] : "";
+      if (!html) return;
+      if (c.cancelSwap) c.cancelSwap();
+      // The HTML goes in over a few frames; the streamed text stays
+      // (pre-wrap) until it is all in.
+      c.cancelSwap = swapHTML(c.content, html, () => {
+        c.cancelSwap = null;
+        c.content.className = "content md"; // sanitized on the server
+      });
+    });
+    if (state.kind === "one") closeStream();
   }
 
   // newStream makes the stream of kind ("run": a live comparison, "one":
@@ -856,7 +866,8 @@ import { EventStream, TextBlocks, Follower, formatNumber, swapHTML } from "./str
       scheduleFlush();
     };
     const stream = new EventStream({
-      final: kind === "one" ? "done" : "group_done",
+      final: kind === "one" ? "rendered" : "group_done",
+      settles: kind === "one" ? ["done"] : [],
       resume,
       lost: () => {
         if (state.stream !== stream) return;
@@ -898,6 +909,7 @@ import { EventStream, TextBlocks, Follower, formatNumber, swapHTML } from "./str
         metrics: on((p, d) => (p.pendingMetrics = d)),
         error: on((p, d) => later(() => showError(p, d))),
         done: on((p, d) => later(() => finishPane(p, d))),
+        rendered: on((p, d) => later(() => renderPane(p, d))),
         group_done: (data) => {
           if (state.stream !== stream) return;
           const d = JSON.parse(data);

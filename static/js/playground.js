@@ -696,6 +696,8 @@ import { EventStream, TextBlocks, Follower, formatNumber, swapHTML } from "./str
       for (const [f, m] of Object.entries(errors)) setError(f, m);
       return;
     }
+    if (state.ending) state.ending.close(); // the last run's rendered answer is no longer wanted
+    state.ending = null;
     const stream = newStream();
     state.stream = stream;
     setRunning(true);
@@ -835,13 +837,14 @@ import { EventStream, TextBlocks, Follower, formatNumber, swapHTML } from "./str
   // tokens (the server merges them): nothing here counts events.
   function newStream() {
     const on = (type, fn) => (data) => {
-      if (!state.run) return;
+      if (!state.run || (stream !== state.stream && stream !== state.ending)) return;
       rawEvent(type, data);
       fn(JSON.parse(data));
       scheduleFlush();
     };
     const stream = new EventStream({
-      final: "done",
+      final: "rendered",
+      settles: ["done"],
       resume: (last) => `/runs/${state.run.id}/events?after=${encodeURIComponent(last || "0")}`,
       lost: () => {
         if (state.stream !== stream) return;
@@ -870,6 +873,18 @@ import { EventStream, TextBlocks, Follower, formatNumber, swapHTML } from "./str
         done: on("done", (d) => {
           state.run.done = true;
           later(() => finish(d));
+        }),
+        // The answer rendered as HTML follows done: the text is already
+        // on screen, and its formatting follows when the server has it.
+        rendered: on("rendered", (d) => {
+          const run = state.run;
+          later(() => {
+            if (state.run !== run) return;
+            state.choices.forEach((c, i) => {
+              c.html = d.html ? d.html[i] || "" : "";
+              renderChoice(c, c.check);
+            });
+          });
         }),
       },
     });
@@ -944,16 +959,17 @@ import { EventStream, TextBlocks, Follower, formatNumber, swapHTML } from "./str
   function finish(d) {
     if (!state.run) return;
     state.run.status = d.status;
-    state.stream = null; // it closed itself on done
+    // The stream stays open for the rendered answer that follows done.
+    state.ending = state.stream;
+    state.stream = null;
     setRunning(false);
     showMetrics(d.metrics, d);
     loadRawResponse(state.run.id);
     if (state.choices.length === 0) makeChoice(choice(0), 0);
     state.choices.forEach((c, i) => {
       $(".finish", c.el).textContent = d.finish_reasons && d.finish_reasons[i] ? d.finish_reasons[i] : "";
-      c.html = d.html ? d.html[i] || "" : "";
-      const check = d.checks ? d.checks[i] : null;
-      renderChoice(c, check);
+      c.check = d.checks ? d.checks[i] : null;
+      renderChoice(c, c.check);
       $(".use-choice", c.el).hidden = state.choices.length < 2 || i === 0;
       if (!c.reasoning) $(".thinking", c.el).hidden = true;
       else $(".thinking", c.el).open = false;

@@ -72,15 +72,21 @@ window.addEventListener("pageshow", (e) => {
 // the stream breaks before its final event.
 //
 // handlers: {type: (data, id) => void}, data as the text of the event.
-// final: the event type that ends the stream ("done", "group_done").
+// final: the event type that ends the stream ("rendered", "group_done").
+// settles: event types after which the stream may end on its own without
+// being broken: a run's done is followed by its rendered answer, but a
+// run stored before Knobs rendered after done, or one whose ending
+// could not be stored, ends at done.
 // resume: lastId => the URL that streams the events after lastId, or
 // null when the stream cannot be resumed (a paced replay): then the
 // EventSource reconnects on its own, as it always did.
 // lost: called once when the stream cannot be read any more.
 export class EventStream {
-  constructor({ handlers, final, resume = null, lost = () => {} }) {
+  constructor({ handlers, final, settles = [], resume = null, lost = () => {} }) {
     this.handlers = handlers;
     this.final = final;
+    this.settles = settles;
+    this.settled = false; // an event of settles arrived
     this.resume = resume;
     this.lost = lost;
     this.lastId = "";
@@ -135,7 +141,8 @@ export class EventStream {
     if (this.transport !== ctl) return; // aborted by close() or detach()
     reader.cancel().catch(() => {});
     this.transport = null;
-    if (!this.ended) this.reconnect();
+    if (this.settled) this.close();
+    else if (!this.ended) this.reconnect();
   }
 
   // listen reads url with an EventSource.
@@ -152,7 +159,9 @@ export class EventStream {
     }
     es.onerror = () => {
       if (this.transport !== es) return;
-      if (es.readyState === EventSource.CLOSED) {
+      if (this.settled) {
+        this.close(); // the stream ended after its run's done
+      } else if (es.readyState === EventSource.CLOSED) {
         // Refused (an error status, or 204: nothing more to send).
         this.transport = null;
         this.fail();
@@ -178,6 +187,7 @@ export class EventStream {
         console.error(`knobs: the ${type} event failed`, e);
       }
     }
+    if (this.settles.includes(type)) this.settled = true;
     if (type === this.final) this.close();
   }
 
