@@ -26,6 +26,7 @@ type Run struct {
 	frames     [][]byte      // frames[i] is the SSE frame with id i+1
 	times      []uint32      // times[i] is when frames[i] was added, in ms from started
 	changed    chan struct{} // closed and replaced when frames grow, once handed out
+	ended      chan struct{} // closed when the ending is published; see Ending
 	watched    bool          // changed was handed out by Frames
 	finished   bool
 	listeners  int
@@ -535,7 +536,24 @@ func (run *Run) publishEnding(status string, closing [][]byte) {
 	}
 	run.status = status
 	run.wake()
+	if run.ended != nil {
+		close(run.ended)
+		run.ended = nil
+	}
 }
+
+// Ending returns a channel closed once the run's ending (its done) is
+// published, so that a paced event stream sends it at once.
+func (run *Run) Ending() <-chan struct{} {
+	run.mu.Lock()
+	defer run.mu.Unlock()
+	if run.ended == nil {
+		return closedChan
+	}
+	return run.ended
+}
+
+var closedChan = func() chan struct{} { c := make(chan struct{}); close(c); return c }()
 
 // closeStream adds the last frames, if any, and ends the stream: every
 // listener leaves once it has them.

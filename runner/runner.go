@@ -241,6 +241,7 @@ func (sl *Slots) start(id int64, row *db.Run, s Streamer, spec llm.RunSpec, mode
 		UserID:    sl.user,
 		cancel:    cancel,
 		changed:   make(chan struct{}),
+		ended:     make(chan struct{}),
 		started:   time.Now(),
 		model:     model,
 		idleGrace: r.opts.IdleGrace,

@@ -67,6 +67,8 @@ func browserSignUp(t testing.TB, ctx context.Context, s *server, name string) {
 		chromedp.SendKeys(chromedp.CSS("#password2"), testPassword),
 		chromedp.Submit(chromedp.CSS("#username")),
 		chromedp.WaitVisible(chromedp.CSS("#playground")),
+		// The page script has set up the panel and the models are in.
+		chromedp.Poll[chromedp.Void](`document.getElementById("playground").dataset.ready && !document.getElementById("playground").dataset.busy`, chromedp.WithPollingInterval(20*time.Millisecond)),
 	)
 	if err != nil {
 		t.Fatalf("sign up in the browser: %v", err)
@@ -168,7 +170,7 @@ func choose(provider, model string) chromedp.Action[chromedp.Void] {
 	p, _ := json.Marshal(provider)
 	m, _ := json.Marshal(model)
 	settled := func(cond string) chromedp.Action[chromedp.Void] {
-		return chromedp.Poll[chromedp.Void](`!document.getElementById("playground").dataset.busy && `+cond, chromedp.WithPollingInterval(20*time.Millisecond))
+		return chromedp.Poll[chromedp.Void](`document.getElementById("playground").dataset.ready && !document.getElementById("playground").dataset.busy && `+cond, chromedp.WithPollingInterval(20*time.Millisecond))
 	}
 	return func(ctx context.Context, tg *chromedp.Target) (chromedp.Void, error) {
 		err := chromedp.Do(ctx,

@@ -131,11 +131,17 @@ func lastGroupDone(t *testing.T, events []groupEvent) groupDone {
 // byPane splits a group stream into each pane's events (event and data,
 // the pane field included).
 func byPane(events []groupEvent, n int) [][]string {
-	out := make([][]string, n)
+	panes := make([][]sseEvent, n)
 	for _, e := range events {
 		if e.pane >= 0 && e.pane < n {
-			out[e.pane] = append(out[e.pane], e.event+" "+e.data)
+			panes[e.pane] = append(panes[e.pane], sseEvent{event: e.event, data: e.data})
 		}
+	}
+	// In canonical form (text events merged, see canonical), without the
+	// ids, which a group stream writes as every pane's cursor.
+	out := make([][]string, n)
+	for i, p := range panes {
+		out[i] = canonical(p)
 	}
 	return out
 }

@@ -1241,4 +1241,7 @@ import { EventStream, TextBlocks, Follower, formatNumber, swapHTML } from "./str
   renderVariables();
   showPreset();
   busy(loadModels);
+  // The page's script has set everything up (a module runs after the
+  // page is shown): tests and tools wait for this before they type.
+  root.dataset.ready = "1";
 })();

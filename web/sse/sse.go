@@ -49,7 +49,17 @@ type Options struct {
 	WriteTimeout time.Duration
 	// Log gets a panic in the stream.
 	Log *slog.Logger
+	// FlushEvery is the least time between two writes to the client
+	// once the first is out: what arrives meanwhile goes in the next
+	// write, its text merged (see appendFrames). Zero means
+	// DefaultFlushEvery; negative, no pacing.
+	FlushEvery time.Duration
 }
+
+// DefaultFlushEvery is about one frame of the browser's display: a page
+// gains nothing from events more often than it paints, and each event
+// costs it time (STACK-NOTES.md: ~60 µs of main thread per event).
+const DefaultFlushEvery = 16 * time.Millisecond
 
 // Serve answers with the frames of src after `after`, until src is
 // finished, the client leaves or stops reading, or the server shuts
@@ -72,6 +82,7 @@ func Serve(c *fiber.Ctx, src Source, after int, leave func(), o Options) error {
 	path := c.Path()
 	dl := &deadline{conn: c.Context().Conn(), timeout: cmp.Or(o.WriteTimeout, DefaultWriteTimeout)}
 	shutdown := c.Context().Done()
+	flushEvery := cmp.Or(o.FlushEvery, DefaultFlushEvery)
 	log := o.Log
 	if log == nil {
 		log = slog.Default()
@@ -94,7 +105,7 @@ func Serve(c *fiber.Ctx, src Source, after int, leave func(), o Options) error {
 			case <-ended:
 			}
 		}()
-		write(w, src, max(after, 0), PingEvery, dl, shutdown)
+		write(w, src, max(after, 0), pacing{ping: PingEvery, every: flushEvery}, dl, shutdown)
 	})
 	return nil
 }
@@ -138,9 +149,24 @@ func (d *deadline) shorten(grace time.Duration) {
 	d.conn.SetWriteDeadline(time.Now().Add(grace))
 }
 
+// Ender is a Source that tells when its ending is published (a run's
+// done), so that a paced stream sends it at once.
+type Ender interface {
+	Ending() <-chan struct{}
+}
+
+// pacing is how often a stream writes: a ping while the source is
+// silent, and at most one write per every (when every > 0).
+type pacing struct {
+	ping, every time.Duration
+}
+
 // write copies frames to w until src finishes, a flush fails or shutdown
-// is closed; dl is extended before every flush.
-func write(w *bufio.Writer, src Source, sent int, pingEvery time.Duration, dl *deadline, shutdown <-chan struct{}) {
+// is closed; dl is extended before every flush. The first frames go out
+// at once; after a write, the next waits until p.every has passed, and
+// takes everything that arrived meanwhile in one write, with runs of
+// text frames merged. The end of a stream is never held back.
+func write(w *bufio.Writer, src Source, sent int, p pacing, dl *deadline, shutdown <-chan struct{}) {
 	flush := func() error {
 		dl.extend()
 		return w.Flush()
@@ -149,20 +175,56 @@ func write(w *bufio.Writer, src Source, sent int, pingEvery time.Duration, dl *d
 	if _, err := w.WriteString("retry: 1000\n\n"); err != nil || flush() != nil {
 		return
 	}
-	ping := time.NewTicker(pingEvery)
+	ping := time.NewTicker(p.ping)
 	defer ping.Stop()
+	var pace *time.Timer
+	defer func() {
+		if pace != nil {
+			pace.Stop()
+		}
+	}()
+	var last time.Time // when the last frames were written
+	buf := make([]byte, 0, 4096)
+	var ending <-chan struct{} // nil: the source does not say when it ends
+	if e, ok := src.(Ender); ok {
+		ending = e.Ending()
+	}
 	for {
 		frames, finished, more := src.Frames(sent)
-		for _, f := range frames {
-			if _, err := w.Write(f); err != nil {
-				return
+		if len(frames) > 0 && !finished && p.every > 0 && !last.IsZero() {
+			if wait := p.every - time.Since(last); wait > 0 {
+				if pace == nil {
+					pace = time.NewTimer(wait)
+				} else {
+					pace.Reset(wait)
+				}
+				// Not woken by each new frame (that would cost a wake-up
+				// per token): only the pace, the end of the source, or
+				// shutdown.
+				select {
+				case <-pace.C:
+				case <-ending:
+					if !pace.Stop() {
+						<-pace.C
+					}
+				case <-shutdown:
+				}
+				frames, _, _ = src.Frames(sent)
 			}
 		}
 		if len(frames) > 0 {
+			buf = appendFrames(buf[:0], frames)
+			if _, err := w.Write(buf); err != nil {
+				return
+			}
 			if flush() != nil {
 				return
 			}
+			if cap(buf) > 1<<20 {
+				buf = make([]byte, 0, 4096) // one long write is no reason to keep its buffer
+			}
 			sent += len(frames)
+			last = time.Now()
 			continue // read again before waiting: more may have come
 		}
 		if finished {
@@ -171,9 +233,7 @@ func write(w *bufio.Writer, src Source, sent int, pingEvery time.Duration, dl *d
 		select {
 		case <-more:
 			// Let the producer add what it has ready before this stream
-			// writes: at thousands of tokens per second this turns many
-			// one-frame writes into few larger ones, at no cost in latency
-			// (a yield, not a timer).
+			// writes (a yield, not a timer).
 			runtime.Gosched()
 		case <-ping.C:
 			if _, err := w.WriteString(": ping\n\n"); err != nil || flush() != nil {
@@ -185,15 +245,121 @@ func write(w *bufio.Writer, src Source, sent int, pingEvery time.Duration, dl *d
 			// that the connection closes. A reconnect to the next process
 			// resumes after the last id sent.
 			frames, _, _ := src.Frames(sent)
-			for _, f := range frames {
-				if _, err := w.Write(f); err != nil {
-					return
-				}
-			}
+			w.Write(appendFrames(buf[:0], frames))
 			flush()
 			return
 		}
 	}
+}
+
+// appendFrames appends frames to b with every run of consecutive text
+// frames (delta or reasoning) of one choice (and pane) merged into one
+// event: the texts joined, the id of the last. A page spends about the
+// same time on an event whatever its size, so a fast stream costs it a
+// few events per frame instead of hundreds; the id of the last merged
+// frame makes a reconnect with Last-Event-ID resume exactly after it.
+func appendFrames(b []byte, frames [][]byte) []byte {
+	for i := 0; i < len(frames); {
+		t, ok := parseText(frames[i])
+		if !ok {
+			b = append(b, frames[i]...)
+			i++
+			continue
+		}
+		j, last := i+1, t
+		for j < len(frames) {
+			u, ok := parseText(frames[j])
+			if !ok || !bytes.Equal(u.event, t.event) || !bytes.Equal(u.head, t.head) {
+				break
+			}
+			last = u
+			j++
+		}
+		if j == i+1 {
+			b = append(b, frames[i]...)
+			i++
+			continue
+		}
+		b = append(b, "id: "...)
+		b = append(b, last.id...)
+		b = append(b, "\nevent: "...)
+		b = append(b, t.event...)
+		b = append(b, "\ndata: "...)
+		b = append(b, t.head...)
+		for k := i; k < j; k++ {
+			u, _ := parseText(frames[k])
+			b = append(b, u.text...)
+		}
+		b = append(b, "\"}\n\n"...)
+		i = j
+	}
+	return b
+}
+
+// textFrame is a text frame cut into its parts: its id, its event, the
+// data up to its text ({"choice":0,"text":" or, in a comparison,
+// {"pane":1,"choice":0,"text":"), and the text as JSON string content.
+type textFrame struct {
+	id, event, head, text []byte
+}
+
+// parseText cuts a text frame as the runner writes them (see
+// runner.appendTextFrame), with "pane" spliced in first by a comparison;
+// any other frame is not one.
+func parseText(f []byte) (textFrame, bool) {
+	var t textFrame
+	rest, ok := bytes.CutPrefix(f, []byte("id: "))
+	if !ok {
+		return t, false
+	}
+	if t.id, rest, ok = bytes.Cut(rest, []byte("\n")); !ok {
+		return t, false
+	}
+	if rest, ok = bytes.CutPrefix(rest, []byte("event: ")); !ok {
+		return t, false
+	}
+	if t.event, rest, ok = bytes.Cut(rest, []byte("\n")); !ok || (string(t.event) != "delta" && string(t.event) != "reasoning") {
+		return t, false
+	}
+	data, ok := bytes.CutPrefix(rest, []byte("data: "))
+	if !ok {
+		return t, false
+	}
+	if data, ok = bytes.CutSuffix(data, []byte("\"}\n\n")); !ok {
+		return t, false
+	}
+	k := bytes.Index(data, []byte(`"text":"`))
+	if k < 0 || !textHead(data[:k]) {
+		return t, false
+	}
+	t.head, t.text = data[:k+len(`"text":"`)], data[k+len(`"text":"`):]
+	return t, true
+}
+
+// textHead says whether h is {"choice":N, or {"pane":N,"choice":N, ,
+// the only members a text frame has before its text.
+func textHead(h []byte) bool {
+	if rest, ok := bytes.CutPrefix(h, []byte(`{"pane":`)); ok {
+		n := digits(rest)
+		if n == 0 {
+			return false
+		}
+		if h, ok = bytes.CutPrefix(rest[n:], []byte(`,"choice":`)); !ok {
+			return false
+		}
+	} else if h, ok = bytes.CutPrefix(h, []byte(`{"choice":`)); !ok {
+		return false
+	}
+	n := digits(h)
+	return n > 0 && string(h[n:]) == ","
+}
+
+func digits(b []byte) int {
+	n := 0
+	for n < len(b) && b[n] >= '0' && b[n] <= '9' {
+		n++
+	}
+	return n
 }
 
 // Recorded is a finished list of frames, read back from storage.
