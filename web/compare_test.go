@@ -83,9 +83,13 @@ func (c *client) readGroup(path, lastID string, stop func(groupEvent) bool) (int
 			if d.Pane != nil {
 				cur.pane = *d.Pane
 			}
-			out = append(out, cur)
-			if stop != nil && stop(cur) {
-				return resp.StatusCode, out
+			// A texts event merges the text of several panes: it reads
+			// as one event per part, as the page reads it.
+			for _, e := range expandTexts(cur) {
+				out = append(out, e)
+				if stop != nil && stop(e) {
+					return resp.StatusCode, out
+				}
 			}
 			cur = groupEvent{}
 		case strings.HasPrefix(line, "id: "):
@@ -97,6 +101,29 @@ func (c *client) readGroup(path, lastID string, stop func(groupEvent) bool) (int
 		}
 	}
 	return resp.StatusCode, out
+}
+
+// expandTexts returns e, or for a texts event one delta or reasoning
+// event per part, in its pane, with e's id and time.
+func expandTexts(e groupEvent) []groupEvent {
+	if e.event != "texts" {
+		return []groupEvent{e}
+	}
+	var d struct {
+		Parts []struct {
+			Event  string `json:"event"`
+			Pane   int    `json:"pane"`
+			Choice int    `json:"choice"`
+			Text   string `json:"text"`
+		} `json:"parts"`
+	}
+	json.Unmarshal([]byte(e.data), &d)
+	out := make([]groupEvent, len(d.Parts))
+	for i, p := range d.Parts {
+		data, _ := json.Marshal(map[string]any{"pane": p.Pane, "choice": p.Choice, "text": p.Text})
+		out[i] = groupEvent{id: e.id, event: p.Event, data: string(data), pane: p.Pane, at: e.at}
+	}
+	return out
 }
 
 // groupDone is the data of group_done.

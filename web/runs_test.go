@@ -312,39 +312,59 @@ func TestViewCodeNeverHoldsTheKey(t *testing.T) {
 	_ = os.Getenv
 }
 
-// canonical is a stream as a list of "event data" lines with every run of
-// text events (delta or reasoning) of one choice and pane merged into
-// one: Knobs merges a live stream's text events by when they arrive, so
-// two readings of one run compare equal only in this form.
+// canonical is a stream as a list of "id event data" lines with every
+// run of consecutive text events (delta, reasoning, and the texts events
+// that merge them) made one line per choice, pane and kind, its texts
+// joined, sorted, with the run's last id. Knobs merges a live stream's
+// text events by when they arrive, so two readings of one run compare
+// equal only in this form.
 func canonical(events []sseEvent) []string {
 	var out []string
-	var key string // the merged run's event, pane and choice
-	var text strings.Builder
-	var lastID int
+	texts := map[string]*strings.Builder{}
+	lastID := 0
 	flush := func() {
-		if key != "" {
-			out = append(out, fmt.Sprintf("%d %s %q", lastID, key, text.String()))
-			key = ""
-			text.Reset()
+		keys := make([]string, 0, len(texts))
+		for k := range texts {
+			keys = append(keys, k)
 		}
+		slices.Sort(keys)
+		for _, k := range keys {
+			out = append(out, fmt.Sprintf("%d %s %q", lastID, k, texts[k].String()))
+		}
+		clear(texts)
+	}
+	type part struct {
+		Event  string
+		Pane   *int
+		Choice int
+		Text   string
+	}
+	add := func(p part) {
+		k := fmt.Sprintf("%s choice=%d", p.Event, p.Choice)
+		if p.Pane != nil {
+			k += fmt.Sprintf(" pane=%d", *p.Pane)
+		}
+		if texts[k] == nil {
+			texts[k] = &strings.Builder{}
+		}
+		texts[k].WriteString(p.Text)
 	}
 	for _, e := range events {
-		if e.event == "delta" || e.event == "reasoning" {
-			var d struct {
-				Pane   *int
-				Choice int
-				Text   string
+		switch e.event {
+		case "delta", "reasoning":
+			var p part
+			if json.Unmarshal([]byte(e.data), &p) == nil {
+				p.Event = e.event
+				add(p)
+				lastID = e.id
+				continue
 			}
+		case "texts":
+			var d struct{ Parts []part }
 			if json.Unmarshal([]byte(e.data), &d) == nil {
-				k := fmt.Sprintf("%s choice=%d", e.event, d.Choice)
-				if d.Pane != nil {
-					k += fmt.Sprintf(" pane=%d", *d.Pane)
+				for _, p := range d.Parts {
+					add(p)
 				}
-				if k != key {
-					flush()
-					key = k
-				}
-				text.WriteString(d.Text)
 				lastID = e.id
 				continue
 			}

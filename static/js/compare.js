@@ -858,7 +858,7 @@ import { EventStream, TextBlocks, Follower, formatNumber, swapHTML } from "./str
     const paneOf = (d) => (kind === "one" ? state.runPanes[0] : state.runPanes[d.pane]);
     const on = (fn) => (data) => {
       if (state.stream !== stream) return;
-      const d = JSON.parse(data);
+      const d = typeof data === "string" ? JSON.parse(data) : data; // a part of a texts event comes parsed
       const p = paneOf(d);
       if (!p) return;
       if (!p.choices) startOutput(p, true, null, null);

@@ -41,8 +41,7 @@
   let pending = "";
   let frame = 0;
   const es = new EventSource(`/runs/${page.dataset.run}/events`);
-  es.addEventListener("delta", (e) => {
-    const d = JSON.parse(e.data);
+  const delta = (d) => {
     if (d.choice !== 0) return;
     pending += d.text;
     if (!frame)
@@ -51,6 +50,11 @@
         text.appendData(pending);
         pending = "";
       });
+  };
+  es.addEventListener("delta", (e) => delta(JSON.parse(e.data)));
+  // Text of several choices that arrived together, merged by the server.
+  es.addEventListener("texts", (e) => {
+    for (const p of JSON.parse(e.data).parts || []) if (p.event === "delta") delta(p);
   });
   let unstored = "";
   es.addEventListener("done", () => {

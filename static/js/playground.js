@@ -838,8 +838,9 @@ import { EventStream, TextBlocks, Follower, formatNumber, swapHTML } from "./str
   function newStream() {
     const on = (type, fn) => (data) => {
       if (!state.run || (stream !== state.stream && stream !== state.ending)) return;
-      rawEvent(type, data);
-      fn(JSON.parse(data));
+      const parsed = typeof data === "string"; // or a part of a texts event, parsed
+      rawEvent(type, parsed ? data : JSON.stringify(data));
+      fn(parsed ? JSON.parse(data) : data);
       scheduleFlush();
     };
     const stream = new EventStream({

@@ -71,7 +71,9 @@ window.addEventListener("pageshow", (e) => {
 // answers the stream itself or from an EventSource, and reconnects when
 // the stream breaks before its final event.
 //
-// handlers: {type: (data, id) => void}, data as the text of the event.
+// handlers: {type: (data, id) => void}, data as the text of the event,
+// or, for a part of a "texts" event (several choices' or panes' text
+// merged), the part already parsed.
 // final: the event type that ends the stream ("rendered", "group_done").
 // settles: event types after which the stream may end on its own without
 // being broken: a run's done is followed by its rendered answer, but a
@@ -150,7 +152,7 @@ export class EventStream {
     const es = new EventSource(url);
     this.transport = es;
     live.add(this);
-    for (const type of Object.keys(this.handlers)) {
+    for (const type of [...Object.keys(this.handlers), "texts"]) {
       es.addEventListener(type, (e) => {
         // The connection's own "error" event shares its name with ours and has no data.
         if (e.data === undefined || this.transport !== es) return;
@@ -179,6 +181,26 @@ export class EventStream {
     if (this.ended) return;
     if (id) this.lastId = id;
     this.retries = 0;
+    if (type === "texts") {
+      // The server merged the text of several choices (or panes) that
+      // arrived together: each part goes to its kind's handler, parsed.
+      let parts = [];
+      try {
+        parts = JSON.parse(data).parts || [];
+      } catch (e) {
+        console.error("knobs: a texts event failed", e);
+      }
+      for (const part of parts) {
+        const h = this.handlers[part.event];
+        if (!h) continue;
+        try {
+          h(part, id);
+        } catch (e) {
+          console.error(`knobs: the ${part.event} part failed`, e);
+        }
+      }
+      return;
+    }
     const handler = this.handlers[type];
     if (handler) {
       try {

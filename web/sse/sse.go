@@ -224,7 +224,11 @@ func write(w *bufio.Writer, src Source, sent int, p pacing, dl *deadline, shutdo
 				buf = make([]byte, 0, 4096) // one long write is no reason to keep its buffer
 			}
 			sent += len(frames)
-			last = time.Now()
+			if hasText(frames) {
+				// Paced from the first text on: what comes before it
+				// (the request) never holds the first token back.
+				last = time.Now()
+			}
 			continue // read again before waiting: more may have come
 		}
 		if finished {
@@ -253,47 +257,107 @@ func write(w *bufio.Writer, src Source, sent int, p pacing, dl *deadline, shutdo
 }
 
 // appendFrames appends frames to b with every run of consecutive text
-// frames (delta or reasoning) of one choice (and pane) merged into one
-// event: the texts joined, the id of the last. A page spends about the
-// same time on an event whatever its size, so a fast stream costs it a
-// few events per frame instead of hundreds; the id of the last merged
-// frame makes a reconnect with Last-Event-ID resume exactly after it.
+// frames (delta or reasoning) merged into one event carrying the id of
+// the last: a page spends about the same time on an event whatever its
+// size, so a fast stream costs it a few events per frame instead of
+// hundreds, and the id of the last merged frame makes a reconnect with
+// Last-Event-ID resume exactly after it. A run of one choice (and pane)
+// keeps its event, its text joined. A run that mixes choices, panes or
+// delta and reasoning (n > 1, a comparison) becomes one "texts" event:
+// {"parts":[{"event":"delta","choice":0,"text":"..."}, ...]}, a part per
+// choice and kind in order of first appearance, each with its texts
+// joined in order.
 func appendFrames(b []byte, frames [][]byte) []byte {
 	for i := 0; i < len(frames); {
-		t, ok := parseText(frames[i])
+		first, ok := parseText(frames[i])
 		if !ok {
 			b = append(b, frames[i]...)
 			i++
 			continue
 		}
-		j, last := i+1, t
+		j, last, mixed := i+1, first, false
 		for j < len(frames) {
 			u, ok := parseText(frames[j])
-			if !ok || !bytes.Equal(u.event, t.event) || !bytes.Equal(u.head, t.head) {
+			if !ok {
 				break
+			}
+			if !bytes.Equal(u.event, first.event) || !bytes.Equal(u.head, first.head) {
+				mixed = true
 			}
 			last = u
 			j++
 		}
-		if j == i+1 {
+		switch {
+		case j == i+1:
 			b = append(b, frames[i]...)
-			i++
-			continue
+		case !mixed:
+			b = appendHead(b, last.id, first.event)
+			b = append(b, first.head...)
+			for k := i; k < j; k++ {
+				u, _ := parseText(frames[k])
+				b = append(b, u.text...)
+			}
+			b = append(b, "\"}\n\n"...)
+		default:
+			b = appendParts(appendHead(b, last.id, []byte("texts")), frames[i:j])
+			b = append(b, "\n\n"...)
 		}
-		b = append(b, "id: "...)
-		b = append(b, last.id...)
-		b = append(b, "\nevent: "...)
-		b = append(b, t.event...)
-		b = append(b, "\ndata: "...)
-		b = append(b, t.head...)
-		for k := i; k < j; k++ {
-			u, _ := parseText(frames[k])
-			b = append(b, u.text...)
-		}
-		b = append(b, "\"}\n\n"...)
 		i = j
 	}
 	return b
+}
+
+func appendHead(b, id, event []byte) []byte {
+	b = append(b, "id: "...)
+	b = append(b, id...)
+	b = append(b, "\nevent: "...)
+	b = append(b, event...)
+	return append(b, "\ndata: "...)
+}
+
+// appendParts appends the data of a texts event for text frames.
+func appendParts(b []byte, frames [][]byte) []byte {
+	type part struct {
+		event, head []byte
+		texts       [][]byte
+	}
+	var parts []part
+	for _, f := range frames {
+		t, _ := parseText(f)
+		k := 0
+		for k < len(parts) && !(bytes.Equal(parts[k].event, t.event) && bytes.Equal(parts[k].head, t.head)) {
+			k++
+		}
+		if k == len(parts) {
+			parts = append(parts, part{event: t.event, head: t.head})
+		}
+		parts[k].texts = append(parts[k].texts, t.text)
+	}
+	b = append(b, `{"parts":[`...)
+	for k, p := range parts {
+		if k > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, `{"event":"`...)
+		b = append(b, p.event...)
+		b = append(b, `",`...)
+		b = append(b, p.head[1:]...) // the members after its "{"
+		for _, t := range p.texts {
+			b = append(b, t...)
+		}
+		b = append(b, `"}`...)
+	}
+	return append(b, "]}"...)
+}
+
+// hasText says whether frames hold a text frame.
+func hasText(frames [][]byte) bool {
+	for _, f := range frames {
+		if _, ok := parseText(f); ok {
+			return true
+		}
+	}
+	return false
 }
 
 // textFrame is a text frame cut into its parts: its id, its event, the

@@ -165,13 +165,9 @@ func TestTextFramesAreMergedAndResumeExactly(t *testing.T) {
 	got := Split(out.Bytes())
 	want := []string{
 		string(frames[0]),
-		"id: 3\nevent: delta\ndata: {\"choice\":0,\"text\":\"Hello \\\"x\\\"\\n\"}\n\n",
-		string(frames[3]),
-		string(frames[4]),
-		"id: 7\nevent: reasoning\ndata: {\"choice\":0,\"text\":\"ab\"}\n\n",
+		"id: 7\nevent: texts\ndata: {\"parts\":[{\"event\":\"delta\",\"choice\":0,\"text\":\"Hello \\\"x\\\"\\né\"},{\"event\":\"delta\",\"choice\":1,\"text\":\"other\"},{\"event\":\"reasoning\",\"choice\":0,\"text\":\"ab\"}]}\n\n",
 		string(frames[7]),
-		"id: 9.5\nevent: delta\ndata: {\"pane\":1,\"choice\":0,\"text\":\"pq\"}\n\n",
-		string(frames[10]),
+		"id: 10.5\nevent: texts\ndata: {\"parts\":[{\"event\":\"delta\",\"pane\":1,\"choice\":0,\"text\":\"pq\"},{\"event\":\"delta\",\"pane\":0,\"choice\":0,\"text\":\"r\"}]}\n\n",
 		string(frames[11]),
 	}
 	if len(got) != len(want) {
@@ -182,17 +178,35 @@ func TestTextFramesAreMergedAndResumeExactly(t *testing.T) {
 			t.Errorf("event %d:\n got %q\nwant %q", i, got[i], want[i])
 		}
 	}
+	var parts struct {
+		Parts []struct {
+			Event  string
+			Pane   *int
+			Choice int
+			Text   string
+		}
+	}
+	if err := json.Unmarshal(bytes.TrimSuffix(bytes.SplitN(got[1], []byte("data: "), 2)[1], []byte("\n\n")), &parts); err != nil || len(parts.Parts) != 3 || parts.Parts[0].Text != "Hello \"x\"\né" {
+		t.Errorf("texts data: %+v, %v", parts, err)
+	}
+	// One choice alone keeps its event, its texts joined.
+	out.Reset()
+	out.Write(appendFrames(nil, frames[1:3]))
+	got = Split(out.Bytes())
 	// Every merged event's data is JSON whose text is the frames' texts joined.
+	if len(got) != 1 || string(got[0]) != "id: 3\nevent: delta\ndata: {\"choice\":0,\"text\":\"Hello \\\"x\\\"\\n\"}\n\n" {
+		t.Fatalf("one choice merged: %q", got)
+	}
 	var d struct{ Text string }
-	data := bytes.TrimSuffix(bytes.SplitN(got[1], []byte("data: "), 2)[1], []byte("\n\n"))
+	data := bytes.TrimSuffix(bytes.SplitN(got[0], []byte("data: "), 2)[1], []byte("\n\n"))
 	if err := json.Unmarshal(data, &d); err != nil || d.Text != "Hello \"x\"\n" {
 		t.Errorf("merged data %s: %q, %v", data, d.Text, err)
 	}
 	// A reader who saw the merged event with id 3 resumes after frame 3.
 	var rest bytes.Buffer
 	rest.Write(appendFrames(nil, frames[3:]))
-	if !bytes.HasPrefix(rest.Bytes(), frames[3]) {
-		t.Errorf("resuming after id 3 starts with %q", rest.Bytes()[:40])
+	if r := rest.String(); strings.Contains(r, "Hel") || !strings.Contains(r, `"text":"other"`) || !strings.HasPrefix(r, "id: 7\n") {
+		t.Errorf("resuming after id 3 gave %q; want frames 4 on, merged", r)
 	}
 	// Frames that only look like text frames are left alone.
 	odd := Recorded{
