@@ -116,16 +116,19 @@ type RunWrite struct {
 	Request string
 	// Chunk is appended to the run's stream.
 	Chunk *RunChunk
-	// Finish is the run's final state; its output enters the history
-	// list and search.
+	// Finish is the run's final state.
 	Finish *RunFinish
+	// Index is a result (the JSON the runner keeps) whose output enters
+	// the history list and search. It is apart from Finish so that the
+	// write a run's done waits for does not include indexing its text.
+	Index string
 	// RawResponse is the provider's answer as received; nil leaves it.
 	RawResponse []byte
 }
 
 // Size is about how many bytes w writes.
 func (w RunWrite) Size() int {
-	n := len(w.Request) + len(w.RawResponse)
+	n := len(w.Request) + len(w.RawResponse) + len(w.Index)
 	if w.Chunk != nil {
 		n += len(w.Chunk.Frames) + len(w.Chunk.Times)
 	}
@@ -210,7 +213,9 @@ ON CONFLICT (run_id) DO UPDATE SET
 		if err != nil {
 			return err
 		}
-		if err := indexOutput(ctx, tx, w.RunID, resultText(f.Result)); err != nil {
+	}
+	if w.Index != "" {
+		if err := indexOutput(ctx, tx, w.RunID, resultText(w.Index)); err != nil {
 			return err
 		}
 	}
@@ -229,7 +234,7 @@ func nonNil(b []byte) []byte {
 // runs store their stream as they go (WriteRuns); this is for runs
 // stored whole, as imports and tests do.
 func (s *Store) FinishRun(ctx context.Context, id int64, status, rawRequest, result string, events []byte, at time.Time) error {
-	w := RunWrite{RunID: id, Request: rawRequest, Finish: &RunFinish{Status: status, Result: result, At: at}}
+	w := RunWrite{RunID: id, Request: rawRequest, Finish: &RunFinish{Status: status, Result: result, At: at}, Index: result}
 	if len(events) > 0 {
 		w.Chunk = &RunChunk{First: 1, Frames: events}
 	}

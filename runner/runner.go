@@ -427,16 +427,18 @@ func (r *Runner) drive(ctx context.Context, run *Run, s Streamer, spec llm.RunSp
 		run.cancel(nil)
 		left := end.write
 		left.RawResponse = nonNil(rawResponse)
+		left.Index = left.Finish.Result
 		return &left
 	}
 	run.publishEnding(status, end.closing)
 	run.cancel(nil) // release the context's resources
 
 	// What the user does not wait for: the answer rendered (its own
-	// frame, after done) and the provider's raw answer for the raw view,
-	// stored together after the stream ends.
+	// frame, after done), the provider's raw answer for the raw view, and
+	// the output in the history list and search, stored together after
+	// the stream ends.
 	var last [][]byte
-	extra := db.RunWrite{RunID: run.ID, RawResponse: nonNil(rawResponse)}
+	extra := db.RunWrite{RunID: run.ID, RawResponse: nonNil(rawResponse), Index: end.write.Finish.Result}
 	if r.opts.Render != nil {
 		contents := run.contents()
 		html := make([]string, len(contents))

@@ -85,8 +85,10 @@ func (c *client) readGroup(path, lastID string, stop func(groupEvent) bool) (int
 			}
 			// A texts event merges the text of several panes: it reads
 			// as one event per part, as the page reads it.
-			for _, e := range expandTexts(cur) {
-				out = append(out, e)
+			parts := expandTexts(cur)
+			out = append(out, parts...)
+			for _, e := range parts {
+				// A client gets a whole event or none: stop after it.
 				if stop != nil && stop(e) {
 					return resp.StatusCode, out
 				}

@@ -222,7 +222,7 @@ func BenchmarkRelayStream(b *testing.B) {
 				k.check(b, "knobs", tokens)
 				s.settle(b, user, k.id)
 			}
-			var added, ratio, doneAfter, directCPU, knobsCPU, events []float64
+			var added, ratio, doneRatio, doneAfter, directCPU, knobsCPU, events []float64
 			i := 0
 			for b.Loop() {
 				var d, k benchRead
@@ -247,6 +247,7 @@ func BenchmarkRelayStream(b *testing.B) {
 				i++
 				added = append(added, msOf(k.first-d.first))
 				ratio = append(ratio, float64(k.last)/float64(d.last))
+				doneRatio = append(doneRatio, float64(k.done)/float64(d.done))
 				doneAfter = append(doneAfter, msOf(k.done-k.last))
 				directCPU, knobsCPU = append(directCPU, msOf(dc)), append(knobsCPU, msOf(kc))
 				events = append(events, float64(k.events))
@@ -255,6 +256,7 @@ func BenchmarkRelayStream(b *testing.B) {
 			b.ReportMetric(median(added), "added-first-ms")
 			b.ReportMetric(quantile(added, 0.9), "added-first-p90-ms")
 			b.ReportMetric(median(ratio), "last/direct")
+			b.ReportMetric(median(doneRatio), "done/direct-done")
 			b.ReportMetric(median(doneAfter), "done-after-last-ms")
 			b.ReportMetric(median(directCPU), "direct-cpu-ms")
 			b.ReportMetric(median(knobsCPU), "knobs-cpu-ms")
