@@ -1,9 +1,12 @@
 package runner_test
 
 import (
+	"bytes"
 	"context"
+	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"knobs/db"
 	"knobs/llm"
@@ -63,5 +66,45 @@ func TestAPanicRenderingAnAnswerKeepsTheRun(t *testing.T) {
 	stored, err := f.store.Run(context.Background(), f.user, run.ID)
 	if err != nil || stored.Status != db.RunDone {
 		t.Errorf("stored as %q, %v; want done", stored.Status, err)
+	}
+}
+
+// What is stored of a run is byte for byte what its listeners got: the
+// frames in the order and form they were sent, the request, the ending
+// and the rendered answer after done, whether the run streamed past
+// several checkpoints or ended before the first.
+func TestStoredStreamIsWhatWasSent(t *testing.T) {
+	for _, c := range []struct {
+		name       string
+		checkpoint time.Duration
+		tokens     int
+	}{{"no checkpoint", time.Hour, 30}, {"many checkpoints", time.Millisecond, 3000}} {
+		t.Run(c.name, func(t *testing.T) {
+			f := newFixture(t, runner.Options{Checkpoint: c.checkpoint, Render: func(s string) string { return "<p>" + s + "</p>" }})
+			body := fmt.Sprintf(`{"model":"sim-fast","messages":[{"role":"user","content":"hi"}],"n":2,"min_tokens":%d,"max_completion_tokens":%d}`, c.tokens, c.tokens)
+			run := f.start(t, simClient(t, sim.Options{}), chatSpec(body))
+			listen(t, run, 0)
+			sent, finished, _ := run.Frames(0)
+			if !finished {
+				t.Fatal("the run is not finished")
+			}
+			// The rendered answer is stored just after the stream ends.
+			var stored []byte
+			for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(5 * time.Millisecond) {
+				var err error
+				if stored, err = f.store.RunEvents(context.Background(), f.user, run.ID); err != nil {
+					t.Fatal(err)
+				}
+				if bytes.Contains(stored, []byte("\nevent: rendered\n")) || time.Now().After(deadline) {
+					break
+				}
+			}
+			if !bytes.Equal(stored, bytes.Join(sent, nil)) {
+				t.Errorf("stored %d bytes, %d frames; sent %d bytes, %d frames", len(stored), bytes.Count(stored, []byte("\n\n")), len(bytes.Join(sent, nil)), len(sent))
+			}
+			if !bytes.Contains(stored, []byte("\nevent: rendered\n")) {
+				t.Error("the rendered answer is not stored")
+			}
+		})
 	}
 }
