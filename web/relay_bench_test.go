@@ -193,7 +193,7 @@ func (r benchRead) check(b *testing.B, what string, tokens int) {
 		b.Fatalf("%s: %v %v", what, r.streamErr, r.decodeErr)
 	}
 	if r.tokens != tokens {
-		b.Fatalf("%s: %d tokens, want %d", what, r.tokens, tokens)
+		b.Fatalf("%s: %d tokens (status %q), want %d", what, r.tokens, r.status, tokens)
 	}
 }
 
@@ -311,7 +311,7 @@ func BenchmarkRelayConcurrent(b *testing.B) {
 // while the run went on (write(2) bytes from /proc/self/io, less the
 // bytes of the two event streams on the loopback sockets) and its CPU.
 func BenchmarkRelayStorage100k(b *testing.B) {
-	const choices, perEach, tps = 20, 5000, 20000
+	const choices, perEach, tps = 16, 6250, 20000
 	upstream := simUpstream(b, tps)
 	s, admin := newTeam(b, withSim(upstreamConfig(upstream)))
 	user := s.userID(b, "admin")

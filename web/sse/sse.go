@@ -69,15 +69,13 @@ const DefaultFlushEvery = 16 * time.Millisecond
 // stream sets its own before every flush, on the connection itself: the
 // writer gets a pipe to the server's goroutine, which does the socket
 // writes and fails when the deadline passes, and that ends the writer's
-// next write. The deadline stays on the connection after the stream, so
-// each stream closes its connection when it ends rather than leave a kept-
-// alive one to cut the next response; EventSource reconnects on a new one
-// anyway.
+// next write. The connection is kept alive after the stream, its
+// deadline cleared (see deadline.clear), so that the page's next run
+// posts on it without a new connection.
 func Serve(c *fiber.Ctx, src Source, after int, leave func(), o Options) error {
 	c.Set(fiber.HeaderContentType, "text/event-stream; charset=utf-8")
 	c.Set(fiber.HeaderCacheControl, "no-cache, no-transform")
 	c.Set("X-Accel-Buffering", "no")
-	c.Context().SetConnectionClose()
 	// Copied: the ctx must not be touched inside the writer.
 	path := c.Path()
 	dl := &deadline{conn: c.Context().Conn(), timeout: cmp.Or(o.WriteTimeout, DefaultWriteTimeout)}
@@ -96,6 +94,10 @@ func Serve(c *fiber.Ctx, src Source, after int, leave func(), o Options) error {
 		}()
 		ended := make(chan struct{})
 		defer close(ended)
+		// The connection outlives the stream (keep-alive: the page's next
+		// run posts on it); its write deadline must not, or it would cut
+		// a later response on it (a long export).
+		defer dl.clear()
 		go func() {
 			// The writer may be blocked in a write that only the deadline
 			// ends: shorten it from here.
@@ -136,6 +138,21 @@ func (d *deadline) extend() {
 	}
 	d.set = now
 	d.conn.SetWriteDeadline(now.Add(d.timeout))
+}
+
+// clear removes the deadline when the stream is over, unless the server
+// is shutting down (then the connection is closing anyway). What is left
+// to send by then is at most one buffer, which a client that stopped
+// reading holds no more than any other kept-alive connection does.
+func (d *deadline) clear() {
+	if d == nil || d.conn == nil {
+		return
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if !d.closing {
+		d.conn.SetWriteDeadline(time.Time{})
+	}
 }
 
 // shorten gives the stream's writes grace at most, for good.
