@@ -41,8 +41,10 @@ type Run struct {
 	chunks     int
 	output     int64 // text, reasoning and tool-call bytes so far, for the cap
 	status     string
-	stored     int  // frames stored so far by checkpoints; see pending
-	reqStored  bool // the request as sent is stored
+	stored     int           // frames stored so far by checkpoints; see pending
+	reqStored  bool          // the request as sent is stored
+	unsaved    int           // bytes of frames since the last checkpoint took them
+	full       chan struct{} // signalled when unsaved reaches chunkBytes
 
 	// row is the run's row when the runner writes it (see Slots.Create);
 	// created is closed once that write is done, rowErr its failure.
@@ -220,6 +222,14 @@ func (run *Run) emitText(event string, choice int, text string) {
 // given it: a listener still writing earlier frames needs no new one.
 func (run *Run) add(f []byte) {
 	run.frames = append(run.frames, f)
+	// A fast stream is checkpointed by size too, so that its ending
+	// writes at most a chunk's worth of frames, not all of them.
+	if run.unsaved += len(f); run.unsaved >= chunkBytes && run.full != nil {
+		select {
+		case run.full <- struct{}{}:
+		default:
+		}
+	}
 	if !run.started.IsZero() {
 		run.times = append(run.times, uint32(time.Since(run.started).Milliseconds()))
 	}
@@ -364,6 +374,10 @@ func (run *Run) request() string {
 	return run.rawJSON
 }
 
+// chunkBytes is the most frames a checkpoint waits to store: past it, it
+// stores them before its next tick.
+const chunkBytes = 256 << 10
+
 // pending returns what a checkpoint stores: the frames since the last
 // stored one (with their times), and the request as sent until it is
 // stored. Storing appends; nothing stored is written again, so a long
@@ -376,6 +390,7 @@ func (run *Run) pending() (w db.RunWrite, upTo int) {
 		w.Request = run.rawJSON
 	}
 	upTo = len(run.frames)
+	run.unsaved = 0
 	if upTo > run.stored {
 		w.Chunk = &db.RunChunk{First: run.stored + 1, Frames: bytes.Join(run.frames[run.stored:upTo], nil), Times: EncodeTimes(run.times[run.stored:upTo], 0, 0)}
 	}

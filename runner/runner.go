@@ -242,6 +242,7 @@ func (sl *Slots) start(id int64, row *db.Run, s Streamer, spec llm.RunSpec, mode
 		cancel:    cancel,
 		changed:   make(chan struct{}),
 		ended:     make(chan struct{}),
+		full:      make(chan struct{}, 1),
 		started:   time.Now(),
 		model:     model,
 		idleGrace: r.opts.IdleGrace,
@@ -532,7 +533,8 @@ func (r *Runner) storeLater(run *Run, w *db.RunWrite) {
 }
 
 // checkpoint appends what the run streamed since the last checkpoint,
-// every Options.Checkpoint, until stop. A checkpoint that fails is
+// every Options.Checkpoint or when chunkBytes of it are waiting, until
+// stop. A checkpoint that fails is
 // logged; the next one carries its frames too.
 func (r *Runner) checkpoint(run *Run, stop <-chan struct{}) {
 	t := time.NewTicker(r.opts.Checkpoint)
@@ -542,6 +544,7 @@ func (r *Runner) checkpoint(run *Run, stop <-chan struct{}) {
 		case <-stop:
 			return
 		case <-t.C:
+		case <-run.full:
 		}
 		if rowErr, known := run.rowWritten(false); known && rowErr != nil {
 			// Nothing of this run can be stored until its row is: stop
