@@ -163,6 +163,25 @@ func (c *client) knobsRead(spec, token string) benchRead {
 				out.first = out.last
 			}
 			out.textBytes += len(d.Text)
+		case "texts": // text of several choices merged
+			var d struct {
+				Parts []struct {
+					Event string `json:"event"`
+					Text  string `json:"text"`
+				} `json:"parts"`
+			}
+			if err := json.Unmarshal(e.Data, &d); err != nil {
+				out.decodeErr = err
+			}
+			for _, p := range d.Parts {
+				if p.Event == "delta" {
+					out.last = time.Since(start)
+					if out.first == 0 {
+						out.first = out.last
+					}
+					out.textBytes += len(p.Text)
+				}
+			}
 		case "done":
 			var d struct {
 				Status string `json:"status"`
