@@ -27,15 +27,18 @@ var FTSQuery = ftsQuery
 func (s *Store) AddFinishedRuns(ctx context.Context, user int64, n int, created time.Time) error {
 	return s.tx(ctx, func(tx *sql.Tx) error {
 		for range n {
-			var id int64
-			err := tx.QueryRowContext(ctx, `
-INSERT INTO runs (user_id, provider, endpoint, model, spec, status, created_at, prompt_line, variables, result, events)
-VALUES (?, 'sim', 'chat', 'sim-fast', '{}', 'done', ?, 'an old question', '', '{"choices":[{"content":"an old answer"}]}', 'event: done')
-RETURNING id`, user, created.UnixMilli()).Scan(&id)
+			// Ids from NextRunID, as every run of this process gets.
+			id := s.NextRunID()
+			_, err := tx.ExecContext(ctx, `
+INSERT INTO runs (id, user_id, provider, endpoint, model, spec, status, created_at, prompt_line, variables, result)
+VALUES (?, ?, 'sim', 'chat', 'sim-fast', '{}', 'done', ?, 'an old question', '', '{"choices":[{"content":"an old answer"}]}')`, id, user, created.UnixMilli())
 			if err != nil {
 				return err
 			}
-			if _, err := tx.ExecContext(ctx, `INSERT INTO runs_fts (rowid, prompt_line, prompt, output_line, output) VALUES (?, 'an old question', 'an old question', 'an old answer', 'an old answer')`, id); err != nil {
+			if _, err := tx.ExecContext(ctx, `INSERT INTO run_chunks (run_id, first, frames, times) VALUES (?, 1, 'event: done', x'')`, id); err != nil {
+				return err
+			}
+			if _, err := tx.ExecContext(ctx, `INSERT INTO runs_fts (rowid, prompt_line, prompt, output_line, output) VALUES (?, 'an old question', 'an old question', 'an old answer', 'an old answer')`, user<<ftsOwnerShift|id); err != nil {
 				return err
 			}
 		}
