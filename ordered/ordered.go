@@ -90,7 +90,19 @@ func (*DepthError) Error() string {
 // is safe on any input; it counts brackets outside strings, so on text
 // that is not JSON it is only an estimate.
 func Depth(data []byte) int {
-	depth, deepest := 0, 0
+	deepest := 0
+	Structure(data, func(c byte, depth int) {
+		deepest = max(deepest, depth)
+	})
+	return deepest
+}
+
+// Structure calls fn for each byte of data outside strings that gives
+// JSON its shape ({ [ ] } , :) with the nesting depth after it: 1 after
+// the first "{", 0 after its "}". It reads data once, without decoding
+// or recursing, so it is safe on any input.
+func Structure(data []byte, fn func(c byte, depth int)) {
+	depth := 0
 	inString, escaped := false, false
 	for _, c := range data {
 		switch {
@@ -107,12 +119,14 @@ func Depth(data []byte) int {
 			inString = true
 		case c == '[' || c == '{':
 			depth++
-			deepest = max(deepest, depth)
+			fn(c, depth)
 		case c == ']' || c == '}':
 			depth--
+			fn(c, depth)
+		case c == ',' || c == ':':
+			fn(c, depth)
 		}
 	}
-	return deepest
 }
 
 // Decode reads JSON into *Object, []any, string, json.Number, bool

@@ -64,32 +64,15 @@ func indentJSON(b []byte, indent string) (string, bool) {
 // as it is, and a closing bracket may start one more. It reads b once,
 // without building anything.
 func indentedSize(b []byte, indent int) int {
-	n, depth := len(b), 0
-	inString, escaped := false, false
-	for _, c := range b {
-		switch {
-		case inString:
-			switch {
-			case escaped:
-				escaped = false
-			case c == '\\':
-				escaped = true
-			case c == '"':
-				inString = false
-			}
-		case c == '"':
-			inString = true
-		case c == '[' || c == '{':
-			depth++
+	n := len(b)
+	ordered.Structure(b, func(c byte, depth int) {
+		switch c {
+		case '[', '{', ',':
 			n += 2 * (1 + depth*indent)
-		case c == ',':
-			n += 2 * (1 + depth*indent)
-		case c == ']' || c == '}':
-			depth--
-		case c == ':':
+		case ':':
 			n++
 		}
-	}
+	})
 	return n
 }
 
