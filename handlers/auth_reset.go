@@ -14,34 +14,38 @@ import (
 // resetTTL is how long a password reset link works.
 const resetTTL = 24 * time.Hour
 
-// ShowResetPage shows the form a password reset link opens.
-func (h *Handler) ShowResetPage(c *fiber.Ctx) error {
-	token := c.Params("token")
-	f := views.ResetForm{Page: h.page(c, "Set a new password", ""), Token: token}
-	u, err := h.store.PasswordResetUser(ctx(c), token)
+// resetForm is the form of the reset link in the request, and whether
+// the link works; a link that does not has its page answered already.
+func (h *Handler) resetForm(c *fiber.Ctx) (views.ResetForm, bool, error) {
+	f := views.ResetForm{Page: h.page(c, "Set a new password", ""), Token: c.Params("token"), Errors: views.FieldErrors{}}
+	u, err := h.store.PasswordResetUser(ctx(c), f.Token)
 	switch {
 	case errors.Is(err, db.ErrResetInvalid):
-		return Render(c, fiber.StatusNotFound, views.ResetPage(f))
+		return f, false, Render(c, fiber.StatusNotFound, views.ResetPage(f))
 	case err != nil:
-		return err
+		return f, false, err
 	}
 	f.Username = u.Username
+	return f, true, nil
+}
+
+// ShowResetPage shows the form a password reset link opens.
+func (h *Handler) ShowResetPage(c *fiber.Ctx) error {
+	f, ok, err := h.resetForm(c)
+	if !ok {
+		return err
+	}
 	return Render(c, fiber.StatusOK, views.ResetPage(f))
 }
 
 // ResetPassword spends a reset link: the new password is set, every
 // session of the account ends, and this browser is signed in to it.
 func (h *Handler) ResetPassword(c *fiber.Ctx) error {
-	token := c.Params("token")
-	f := views.ResetForm{Page: h.page(c, "Set a new password", ""), Token: token, Errors: views.FieldErrors{}}
-	u, err := h.store.PasswordResetUser(ctx(c), token)
-	switch {
-	case errors.Is(err, db.ErrResetInvalid):
-		return Render(c, fiber.StatusNotFound, views.ResetPage(f))
-	case err != nil:
+	f, ok, err := h.resetForm(c)
+	if !ok {
 		return err
 	}
-	f.Username = u.Username
+	token := f.Token
 	checkNewPassword(f.Errors, c.FormValue("password"), c.FormValue("password2"))
 	if len(f.Errors) > 0 {
 		return Render(c, fiber.StatusUnprocessableEntity, views.ResetPage(f))
@@ -52,7 +56,7 @@ func (h *Handler) ResetPassword(c *fiber.Ctx) error {
 	}
 	// Spent in one transaction: a second use of the link, even at the
 	// same moment, finds it used.
-	u, err = h.store.ResetPassword(ctx(c), token, string(hash))
+	u, err := h.store.ResetPassword(ctx(c), token, string(hash))
 	switch {
 	case errors.Is(err, db.ErrResetInvalid):
 		f.Username = ""

@@ -24,6 +24,15 @@ func Replay(status, result string) []byte {
 			run.emit("tool_call", toolCallData{ch.Index, tc, tc.Arguments})
 		}
 	}
+	run.emitEnding(status, r)
+	run.mu.Unlock()
+	return bytes.Join(run.frames, nil)
+}
+
+// emitEnding emits the frames that close a run rebuilt from its stored
+// result: its error, if any, then done with status; the caller holds
+// run.mu.
+func (run *Run) emitEnding(status string, r Result) {
 	if r.Error != nil {
 		run.emit("error", errorData{r.Error, r.Error.RetryAfter.Seconds()})
 	}
@@ -32,8 +41,6 @@ func Replay(status, result string) []byte {
 		done.FinishReasons = append(done.FinishReasons, ch.FinishReason)
 	}
 	run.emit("done", done)
-	run.mu.Unlock()
-	return bytes.Join(run.frames, nil)
 }
 
 // ResultFromFrames rebuilds a run's result from the frames it streamed,
@@ -133,13 +140,6 @@ func Ending(status, result string, next int) []byte {
 	run := &Run{changed: make(chan struct{}), frames: make([][]byte, next-1)}
 	run.mu.Lock()
 	defer run.mu.Unlock()
-	if r.Error != nil {
-		run.emit("error", errorData{r.Error, r.Error.RetryAfter.Seconds()})
-	}
-	done := doneData{Status: status, Usage: r.Usage, TimeInfo: r.TimeInfo, Metrics: r.Metrics}
-	for _, ch := range r.Choices {
-		done.FinishReasons = append(done.FinishReasons, ch.FinishReason)
-	}
-	run.emit("done", done)
+	run.emitEnding(status, r)
 	return bytes.Join(run.frames[next-1:], nil)
 }
