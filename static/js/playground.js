@@ -28,6 +28,7 @@ import { EventStream, TextBlocks, Follower, formatNumber, swapHTML } from "./str
     system: $("[data-system]"),
     messages: $("#pg-messages"),
     prompt: $("[data-prompt]"),
+    promptForm: $("[data-prompt-form]"),
     panel: $("#pg-panel"),
     choices: $("#pg-choices"),
     error: $("#pg-error"),
@@ -171,6 +172,61 @@ import { EventStream, TextBlocks, Follower, formatNumber, swapHTML } from "./str
     changed();
   });
   ui.prompt.addEventListener("input", changed);
+  ui.promptForm.addEventListener("change", changed);
+
+  // ---------- the completion prompt ----------
+
+  // A completion's prompt is a string, or an array (strings, token ids, or
+  // arrays of token ids) that the provider answers prompt by prompt. An
+  // array goes out as the array: sent as its JSON text, it would be one
+  // prompt that happens to look like JSON.
+  function readPrompt(errors) {
+    const text = ui.prompt.value;
+    switch (ui.promptForm.value) {
+      case "rows": {
+        const rows = text.split(/\r?\n/).filter((r) => r.trim() !== "");
+        if (!rows.length) errors.prompt = "Write at least one prompt: one per row.";
+        return rows;
+      }
+      case "json": {
+        const v = parseJSON(text, "prompt", errors);
+        if (v !== undefined && typeof v !== "string" && !Array.isArray(v)) errors.prompt = "A prompt in JSON is a string or an array: strings, token ids, or arrays of token ids.";
+        return v;
+      }
+      default:
+        return text;
+    }
+  }
+
+  // writePrompt shows p in the editor in the form that keeps it exact:
+  // strings without line breaks as rows, any other array as JSON.
+  function writePrompt(p) {
+    if (p == null || typeof p === "string") {
+      ui.promptForm.value = "text";
+      ui.prompt.value = p || "";
+    } else if (Array.isArray(p) && p.length && p.every((x) => typeof x === "string" && x.trim() !== "" && !/[\r\n]/.test(x))) {
+      ui.promptForm.value = "rows";
+      ui.prompt.value = p.join("\n");
+    } else {
+      ui.promptForm.value = "json";
+      ui.prompt.value = JSON.stringify(p);
+    }
+  }
+
+  // promptShape says how many prompts the spec's completion has and how
+  // many choices each gets: choices come prompt by prompt, n each.
+  function promptShape(spec) {
+    const b = (spec && spec.body) || {};
+    const n = Number.isInteger(b.n) && b.n > 0 ? b.n : 1;
+    const p = b.prompt;
+    const many = spec && spec.endpoint === "completion" && Array.isArray(p) && p.length > 1 && p.every((x) => typeof x === "string" || Array.isArray(x));
+    return { prompts: many ? p.length : 1, n };
+  }
+
+  function choiceLabel(i) {
+    const { prompts, n } = state.shape || { prompts: 1, n: 1 };
+    return prompts > 1 ? `Prompt ${Math.floor(i / n) + 1} · choice ${i % n}` : `Choice ${i}`;
+  }
 
   // ---------- mode, provider, model and the panel ----------
 
@@ -477,7 +533,7 @@ import { EventStream, TextBlocks, Follower, formatNumber, swapHTML } from "./str
     const panel = readPanel(errors);
     const body = { model: ui.model.value.trim() };
     if (endpoint() === "chat") body.messages = readMessages(errors);
-    else body.prompt = ui.prompt.value;
+    else body.prompt = readPrompt(errors);
     const extra = panel.__extra || {};
     delete panel.__extra;
     Object.assign(body, panel, extra);
@@ -503,7 +559,7 @@ import { EventStream, TextBlocks, Follower, formatNumber, swapHTML } from "./str
     $$('input[name="endpoint"]').forEach((r) => (r.checked = r.value === (spec.endpoint || "chat")));
     showMode();
     if (spec.endpoint === "completion") {
-      ui.prompt.value = typeof body.prompt === "string" ? body.prompt : body.prompt == null ? "" : JSON.stringify(body.prompt);
+      writePrompt(body.prompt);
     } else renderMessages(body.messages);
     applyPanel(body);
   }
@@ -711,6 +767,7 @@ import { EventStream, TextBlocks, Follower, formatNumber, swapHTML } from "./str
     }
     if (EventStream.isStream(res)) {
       state.lastSpec = spec;
+      state.shape = promptShape(spec);
       startOutput(Number(res.headers.get("X-Knobs-Run")));
       stream.read(res);
     } else {
@@ -722,6 +779,7 @@ import { EventStream, TextBlocks, Follower, formatNumber, swapHTML } from "./str
         return;
       }
       state.lastSpec = spec;
+      state.shape = promptShape(spec);
       startOutput(data.id);
       stream.listen(data.events);
     }
@@ -767,12 +825,13 @@ import { EventStream, TextBlocks, Follower, formatNumber, swapHTML } from "./str
     const el = document.createElement("article");
     el.className = "choice";
     el.innerHTML = `
-        <header class="choice-head"><span class="choice-index">Choice ${n}</span><span class="finish"></span>
+        <header class="choice-head"><span class="choice-index"></span><span class="finish"></span>
           <button type="button" class="link use-choice" hidden>Use this answer</button></header>
         <details class="thinking" hidden><summary>Thinking</summary><div class="thinking-text"></div></details>
         <div class="tool-calls"></div>
         <div class="content streaming"></div>
         <div class="json-check" hidden></div>`;
+    $(".choice-index", el).textContent = choiceLabel(n);
     c.el = el;
     c.text = new TextBlocks($(".content", el));
     c.think = new TextBlocks($(".thinking-text", el));

@@ -1,0 +1,81 @@
+package web_test
+
+// Browser tests of provider fidelity (issue 12): what the playground sends
+// is the request as written, and what the provider answered is shown.
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+
+	"knobs/db"
+)
+
+// playgroundReady waits until the playground's script has set up the page
+// and nothing is loading.
+var playgroundReady = chromedp.Poll[chromedp.Void](`document.getElementById("playground").dataset.ready && !document.getElementById("playground").dataset.busy && document.querySelector("#pg-panel .panel") !== null`, chromedp.WithPollingInterval(20*time.Millisecond))
+
+// openPreset stores spec as a preset of user and opens it in the
+// playground the way a user does, from the preset's page.
+func openPreset(t *testing.T, ctx context.Context, s *server, user, spec string) {
+	t.Helper()
+	p, err := s.store.CreatePreset(context.Background(), db.Preset{OwnerID: s.userID(t, user), Name: "Two openings", Visibility: db.PresetTeam, Spec: spec})
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = chromedp.Do(ctx,
+		chromedp.Navigate(fmt.Sprintf("%s/presets/%d", s.url, p.ID)),
+		chromedp.Click(chromedp.CSS(fmt.Sprintf(`form[action="/presets/%d/open"] button`, p.ID))),
+		chromedp.WaitVisible(chromedp.CSS("#playground")),
+		playgroundReady,
+	)
+	if err != nil {
+		t.Fatalf("opening the preset in the playground: %v", err)
+	}
+}
+
+func TestBrowserArrayPromptFromAPresetGoesOutAsAnArray(t *testing.T) {
+	s := newServer(t)
+	ctx := newBrowser(t)
+	browserSignUp(t, ctx, s, "ada")
+	openPreset(t, ctx, s, "ada", `{"provider":"sim","endpoint":"completion","body":{"model":"sim-fast","prompt":["The lighthouse keeper","The old clock tower"],"max_tokens":6,"n":2}}`)
+	form, err := chromedp.Run(ctx, chromedp.Evaluate[string](`document.getElementById("pg-prompt-form").value`))
+	if err != nil || form != "rows" {
+		t.Fatalf("the editor shows the two prompts as %q (%v), want a prompt per row", form, err)
+	}
+	if err := chromedp.Do(ctx, chromedp.Click(chromedp.CSS("#pg-run"))); err != nil {
+		t.Fatal(err)
+	}
+	waitRunDone(t, ctx)
+	run, res := lastRun(t, s, s.userID(t, "ada"))
+	var spec struct {
+		Body struct {
+			Prompt json.RawMessage `json:"prompt"`
+		} `json:"body"`
+	}
+	if err := json.Unmarshal([]byte(run.Spec), &spec); err != nil {
+		t.Fatalf("stored spec %s: %v", run.Spec, err)
+	}
+	if string(spec.Body.Prompt) != `["The lighthouse keeper","The old clock tower"]` {
+		t.Errorf("the run's prompt is %s, want the array of the preset", spec.Body.Prompt)
+	}
+	if !strings.Contains(run.RawRequest, `"prompt":["The lighthouse keeper","The old clock tower"]`) {
+		t.Errorf("the request sent was %s, want the prompt as an array", run.RawRequest)
+	}
+	if len(res.Choices) != 4 {
+		t.Fatalf("the run has %d choices, want n=2 for each of 2 prompts", len(res.Choices))
+	}
+	labels, err := chromedp.Run(ctx, chromedp.Evaluate[[]string](`Array.from(document.querySelectorAll("#pg-choices .choice-index")).map(e => e.textContent)`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"Prompt 1 · choice 0", "Prompt 1 · choice 1", "Prompt 2 · choice 0", "Prompt 2 · choice 1"}
+	if strings.Join(labels, "|") != strings.Join(want, "|") {
+		t.Errorf("the choices are labelled %q, want %q", labels, want)
+	}
+}
