@@ -79,3 +79,71 @@ func TestBrowserArrayPromptFromAPresetGoesOutAsAnArray(t *testing.T) {
 		t.Errorf("the choices are labelled %q, want %q", labels, want)
 	}
 }
+
+// logprobView is what the playground's logprob view shows of a choice:
+// its tokens' text, each token's probability (its title's first line) and
+// the probability column of its table.
+type logprobView struct {
+	Text   string   `json:"text"`
+	Titles []string `json:"titles"`
+	Table  []string `json:"table"`
+}
+
+// Scoring a prompt: nothing generated, the prompt echoed with the
+// probability of each of its tokens.
+func TestBrowserScoringAPromptShowsItsTokensLogprobs(t *testing.T) {
+	s := newServer(t)
+	ctx := newBrowser(t)
+	browserSignUp(t, ctx, s, "ada")
+	const prompt = "The old clock tower"
+	err := chromedp.Do(ctx,
+		chromedp.Click(chromedp.CSS(`input[name="endpoint"][value="completion"]`)),
+		chromedp.WaitVisible(chromedp.CSS("#pg-prompt")),
+		chromedp.Poll[chromedp.Void](`!document.getElementById("playground").dataset.busy && document.querySelector('#pg-panel [data-param="echo"]') !== null`, chromedp.WithPollingInterval(20*time.Millisecond)),
+		chromedp.SetValue(chromedp.CSS("#pg-prompt"), prompt),
+		chromedp.SetValue(chromedp.CSS("#p-max_tokens"), "0"),
+		chromedp.SetValue(chromedp.CSS("#p-echo"), "true"),
+		chromedp.SetValue(chromedp.CSS("#p-logprobs"), "2"),
+		chromedp.Click(chromedp.CSS("#pg-run")),
+	)
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitRunDone(t, ctx)
+	run, _ := lastRun(t, s, s.userID(t, "ada"))
+	if !strings.Contains(run.RawRequest, `"max_tokens":0`) {
+		t.Fatalf("the request sent was %s, want max_tokens 0", run.RawRequest)
+	}
+	if run.Status != "done" {
+		t.Fatalf("the run ended %q: %s", run.Status, run.Result)
+	}
+	err = chromedp.Do(ctx, chromedp.Poll[chromedp.Void](`document.querySelector(".choice .logprob-table tbody tr") !== null`, chromedp.WithPollingInterval(20*time.Millisecond)))
+	if err != nil {
+		t.Fatalf("the output shows no logprob table: %v", err)
+	}
+	shown, err := chromedp.Run(ctx, chromedp.Evaluate[logprobView](`(() => {
+		const toks = Array.from(document.querySelectorAll(".choice .content.logprobs .tok"));
+		return {
+			text: toks.map(s => s.textContent).join(""),
+			titles: toks.map(s => s.title.split("\n")[0]),
+			table: Array.from(document.querySelectorAll(".choice .logprob-table tbody tr")).map(tr => tr.cells[1].textContent),
+		};
+	})()`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if shown.Text != prompt {
+		t.Errorf("the logprob view shows %q, want the echoed prompt %q", shown.Text, prompt)
+	}
+	if len(shown.Titles) < 2 || shown.Titles[0] != "no logprob" {
+		t.Fatalf("the tokens' probabilities are %q, want the first to say no logprob", shown.Titles)
+	}
+	for i, p := range shown.Titles[1:] {
+		if !strings.HasSuffix(p, "%") {
+			t.Errorf("token %d of the prompt shows %q, want its probability", i+1, p)
+		}
+	}
+	if len(shown.Table) != len(shown.Titles) || shown.Table[0] != "no logprob" {
+		t.Errorf("the logprob table shows %q, want a row per token, the first with no logprob", shown.Table)
+	}
+}

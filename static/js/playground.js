@@ -1030,6 +1030,7 @@ import { EventStream, TextBlocks, Follower, formatNumber, swapHTML } from "./str
       $(".finish", c.el).textContent = d.finish_reasons && d.finish_reasons[i] ? d.finish_reasons[i] : "";
       c.check = d.checks ? d.checks[i] : null;
       renderChoice(c, c.check);
+      if (c.logprobs.length) c.el.append(logprobTable(c.logprobs));
       $(".use-choice", c.el).hidden = state.choices.length < 2 || i === 0;
       if (!c.reasoning) $(".thinking", c.el).hidden = true;
       else $(".thinking", c.el).open = false;
@@ -1071,16 +1072,21 @@ import { EventStream, TextBlocks, Follower, formatNumber, swapHTML } from "./str
       j.hidden = false;
       j.className = "json-check " + (check.valid ? "ok" : "bad");
       j.textContent = check.valid ? "✓ " + check.message : "✗ " + check.message;
-    } else if (c.logprobs.length && !raw) {
+    } else if (c.logprobs.some((t) => !t.part) && !raw) {
+      // The answer's own tokens (an echoed prompt's too), shaded by
+      // probability; reasoning and refusal tokens are in the table only.
       box.className = "content logprobs";
       box.textContent = "";
       for (const t of c.logprobs) {
+        if (t.part) continue;
         const span = document.createElement("span");
-        const p = Math.exp(t.logprob);
         span.className = "tok";
-        span.style.setProperty("--p", p.toFixed(3));
+        // The first token of an echoed prompt has no logprob: nothing
+        // precedes it. Shown as a certainty it would read 100%.
+        if (t.no_logprob) span.classList.add("no-logprob");
+        else span.style.setProperty("--p", Math.exp(t.logprob).toFixed(3));
         span.textContent = t.token;
-        span.title = `${(p * 100).toFixed(1)}%` + (t.top_logprobs || []).map((a) => `\n${JSON.stringify(a.token)}  ${(Math.exp(a.logprob) * 100).toFixed(1)}%`).join("");
+        span.title = probText(t) + (t.top_logprobs || []).map((a) => `\n${JSON.stringify(a.token)}  ${probText(a)}`).join("");
         box.appendChild(span);
       }
     } else if (c.html && !raw) {
@@ -1125,6 +1131,53 @@ import { EventStream, TextBlocks, Follower, formatNumber, swapHTML } from "./str
       });
       card.appendChild(f);
     }
+  }
+
+  function probText(t) {
+    return t.no_logprob ? "no logprob" : `${(Math.exp(t.logprob) * 100).toFixed(1)}%`;
+  }
+
+  // logprobTable lists a choice's tokens as the run page does: the
+  // probability, the logprob, where the token starts and the alternatives.
+  function logprobTable(lps) {
+    const d = document.createElement("details");
+    d.className = "logprobs";
+    d.innerHTML = `<summary></summary><table class="logprob-table"><thead><tr><th>Token</th><th>Probability</th><th>Logprob</th><th>Offset</th><th>Alternatives</th></tr></thead><tbody></tbody></table>`;
+    $("summary", d).textContent = `Logprobs (${lps.length} tokens)`;
+    const rows = document.createDocumentFragment();
+    for (const t of lps) {
+      const tr = document.createElement("tr");
+      if (t.part) tr.className = "part-" + t.part;
+      const cell = (text) => {
+        const td = document.createElement("td");
+        td.textContent = text;
+        tr.append(td);
+        return td;
+      };
+      const first = cell("");
+      const code = document.createElement("code");
+      code.textContent = t.token; // the model's text: never markup
+      first.append(code);
+      if (t.part) {
+        const badge = document.createElement("span");
+        badge.className = "badge";
+        badge.textContent = t.part;
+        first.append(" ", badge);
+      }
+      if (t.bytes && t.bytes.length) {
+        const b = document.createElement("span");
+        b.className = "muted bytes";
+        b.textContent = " bytes " + t.bytes.join(" ");
+        first.append(b);
+      }
+      cell(probText(t));
+      cell(t.no_logprob ? "—" : String(t.logprob));
+      cell(t.text_offset == null ? "" : String(t.text_offset));
+      cell((t.top_logprobs || []).map((a) => `${JSON.stringify(a.token)} ${probText(a)}` + (a.bytes && a.bytes.length ? ` (bytes ${a.bytes.join(" ")})` : "")).join(" · "));
+      rows.append(tr);
+    }
+    $("tbody", d).append(rows);
+    return d;
   }
 
   ui.showRaw.addEventListener("change", () => {
