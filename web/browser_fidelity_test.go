@@ -7,6 +7,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
@@ -14,6 +16,7 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"knobs/db"
+	"knobs/llm/llmtest"
 )
 
 // playgroundReady waits until the playground's script has set up the page
@@ -145,5 +148,83 @@ func TestBrowserScoringAPromptShowsItsTokensLogprobs(t *testing.T) {
 	}
 	if len(shown.Table) != len(shown.Titles) || shown.Table[0] != "no logprob" {
 		t.Errorf("the logprob table shows %q, want a row per token, the first with no logprob", shown.Table)
+	}
+}
+
+// completionMode switches the playground to completions and waits for
+// the panel of that endpoint.
+func completionMode(ctx context.Context, _ *chromedp.Target) (chromedp.Void, error) {
+	return chromedp.Void{}, chromedp.Do(ctx,
+		chromedp.Click(chromedp.CSS(`input[name="endpoint"][value="completion"]`)),
+		chromedp.WaitVisible(chromedp.CSS("#pg-prompt")),
+		chromedp.Poll[chromedp.Void](`!document.getElementById("playground").dataset.busy && document.querySelector('#pg-panel .panel').dataset.endpoint === "completion"`, chromedp.WithPollingInterval(20*time.Millisecond)),
+	)
+}
+
+// The provider's labels of its answer and the raw token ids it returned
+// are on the playground, not only on the run's page.
+func TestBrowserPlaygroundShowsTheAnswersLabelsAndRawTokens(t *testing.T) {
+	up := httptest.NewServer(llmtest.Handler(llmtest.ShapeCerebras))
+	t.Cleanup(up.Close)
+	s := newServer(t, withEnv("CEREBRAS_API_KEY", "csk-fixture-key-123456"), withEnv("CEREBRAS_BASE_URL", up.URL))
+	ctx := newBrowser(t)
+	browserSignUp(t, ctx, s, "ada")
+	err := chromedp.Do(ctx,
+		choose("cerebras", llmtest.Model),
+		chromedp.Action[chromedp.Void](completionMode),
+		chromedp.SetValue(chromedp.CSS("#pg-prompt"), "1, 2, 3, 4, "),
+		chromedp.Click(chromedp.CSS("#pg-run")),
+	)
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitRunDone(t, ctx)
+	labels, err := chromedp.Run(ctx, chromedp.Text(chromedp.CSS("#pg-metrics .answer-labels")))
+	if err != nil {
+		t.Fatalf("no labels of the answer under the metrics: %v", err)
+	}
+	for _, want := range []string{"Model that answered", llmtest.Model, "Response id", llmtest.ID, "System fingerprint", llmtest.Fingerprint, "2024-07-16 00:11:59 UTC"} {
+		if !strings.Contains(labels, want) {
+			t.Errorf("the answer's labels %q lack %q", labels, want)
+		}
+	}
+	// The tokens toggle is closed at first, and opens on the ids.
+	tokens, err := chromedp.Run(ctx, chromedp.Evaluate[[]string](`(() => {
+		const d = document.querySelector(".choice details.raw-tokens");
+		if (!d) return [];
+		const closed = String(!d.open);
+		d.querySelector("summary").click();
+		return [d.querySelector("summary").textContent, closed, String(d.open), d.querySelector("pre").textContent];
+	})()`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Join(tokens, "|") != "tokens (2)|true|true|9906 505" {
+		t.Errorf("the tokens toggle shows %q, want it closed, then the ids 9906 505", tokens)
+	}
+}
+
+// A 404 from a provider without the endpoint says what to check.
+func TestBrowserNoEndpointErrorSaysWhatToCheck(t *testing.T) {
+	up := httptest.NewServer(http.NotFoundHandler())
+	t.Cleanup(up.Close)
+	s := newServer(t, withEnv("CEREBRAS_API_KEY", "csk-fixture-key-123456"), withEnv("CEREBRAS_BASE_URL", up.URL))
+	ctx := newBrowser(t)
+	browserSignUp(t, ctx, s, "ada")
+	err := chromedp.Do(ctx,
+		choose("cerebras", "llama3.1-8b"),
+		setMessage("hello"),
+		chromedp.Click(chromedp.CSS("#pg-run")),
+		chromedp.Poll[chromedp.Void](`!document.getElementById("pg-error").hidden && document.querySelector("#pg-error .advice").textContent !== ""`, chromedp.WithPollingInterval(20*time.Millisecond)),
+	)
+	if err != nil {
+		t.Fatal(err)
+	}
+	shown, err := chromedp.Run(ctx, chromedp.Text(chromedp.CSS("#pg-error")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(strings.ToLower(shown), "no endpoint") || !strings.Contains(shown, "check its base URL") {
+		t.Errorf("the playground's error says %q, want the no-endpoint kind and what to check", shown)
 	}
 }

@@ -804,6 +804,7 @@ import { EventStream, TextBlocks, Follower, formatNumber, swapHTML } from "./str
     state.choices = [];
     state.later = [];
     state.metrics = null;
+    state.answer = null;
     ui.choices.textContent = "";
     ui.metrics.textContent = "";
     ui.rawEvents.textContent = "";
@@ -816,7 +817,7 @@ import { EventStream, TextBlocks, Follower, formatNumber, swapHTML } from "./str
   // next frame's flush, with the other writes.
   function choice(i) {
     while (state.choices.length <= i) {
-      state.choices.push({ el: null, content: "", reasoning: "", pending: "", pendingThink: "", logprobs: [], tools: {}, html: "" });
+      state.choices.push({ el: null, content: "", reasoning: "", pending: "", pendingThink: "", logprobs: [], tokens: [], tools: {}, html: "" });
     }
     return state.choices[i];
   }
@@ -929,6 +930,13 @@ import { EventStream, TextBlocks, Follower, formatNumber, swapHTML } from "./str
         }),
         logprobs: on("logprobs", (d) => choice(d.choice).logprobs.push(...d.tokens)),
         metrics: on("metrics", (d) => (state.metrics = d)),
+        // The provider's labels of its answer, shown under the metrics.
+        response: on("response", (d) => {
+          state.answer = d;
+          later(() => showAnswerLabels());
+        }),
+        // Raw token ids (return_raw_tokens): kept per choice, shown at the end.
+        tokens: on("tokens", (d) => choice(d.choice).tokens.push(...(d.tokens || []))),
         error: on("error", (d) => later(() => showRunError(d))),
         done: on("done", (d) => {
           state.run.done = true;
@@ -1012,6 +1020,39 @@ import { EventStream, TextBlocks, Follower, formatNumber, swapHTML } from "./str
       add("Status", done.status);
     }
     ui.metrics.replaceChildren(dl);
+    showAnswerLabels();
+  }
+
+  // showAnswerLabels puts what the provider said about its answer (which
+  // model answered, the response id, fingerprint, tier, when) under the
+  // metrics, as the run page does.
+  function showAnswerLabels() {
+    const r = state.answer;
+    let dl = $(".answer-labels", ui.metrics);
+    if (!r) return dl && dl.remove();
+    if (!dl) {
+      dl = document.createElement("dl");
+      dl.className = "answer-labels";
+      ui.metrics.append(dl);
+    }
+    dl.textContent = "";
+    const add = (label, value) => {
+      if (value === undefined || value === null || value === "") return;
+      const div = document.createElement("div");
+      const dt = document.createElement("dt");
+      const dd = document.createElement("dd");
+      dt.textContent = label;
+      dd.textContent = value;
+      div.append(dt, dd);
+      dl.append(div);
+    };
+    add("Model that answered", r.model);
+    add("Response id", r.id);
+    add("System fingerprint", r.system_fingerprint);
+    add("Service tier", r.service_tier);
+    if (r.created) add("Created", new Date(r.created * 1000).toISOString().replace("T", " ").replace(/\.\d+Z$/, " UTC"));
+    if (r.streamed === false) add("Delivery", "one JSON answer (not streamed)");
+    for (const n of r.notes || []) add("Not read", n);
   }
 
   // finish shows the run's ending; it runs in a frame's flush, after the
@@ -1031,6 +1072,7 @@ import { EventStream, TextBlocks, Follower, formatNumber, swapHTML } from "./str
       c.check = d.checks ? d.checks[i] : null;
       renderChoice(c, c.check);
       if (c.logprobs.length) c.el.append(logprobTable(c.logprobs));
+      if (c.tokens.length) c.el.append(rawTokens(c.tokens));
       $(".use-choice", c.el).hidden = state.choices.length < 2 || i === 0;
       if (!c.reasoning) $(".thinking", c.el).hidden = true;
       else $(".thinking", c.el).open = false;
@@ -1131,6 +1173,19 @@ import { EventStream, TextBlocks, Follower, formatNumber, swapHTML } from "./str
       });
       card.appendChild(f);
     }
+  }
+
+  // rawTokens is the toggle that shows a choice's raw token ids.
+  function rawTokens(ids) {
+    const d = document.createElement("details");
+    d.className = "raw-tokens";
+    const s = document.createElement("summary");
+    s.textContent = `tokens (${ids.length})`;
+    const pre = document.createElement("pre");
+    pre.className = "raw";
+    pre.textContent = ids.join(" ");
+    d.append(s, pre);
+    return d;
   }
 
   function probText(t) {
@@ -1251,6 +1306,7 @@ import { EventStream, TextBlocks, Follower, formatNumber, swapHTML } from "./str
     bad_response: "The provider answered with something that is not a stream.",
     limit: "Knobs stopped the run at one of its limits; what arrived is kept.",
     storage: "The answer is shown here but is not in history yet; Knobs keeps trying to store it.",
+    no_endpoint: "The provider has no such endpoint: check its base URL, or try the other mode (chat or completion).",
   };
 
   let countdown = 0;
