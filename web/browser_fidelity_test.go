@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -17,6 +18,7 @@ import (
 
 	"knobs/db"
 	"knobs/llm/llmtest"
+	"knobs/runner"
 )
 
 // playgroundReady waits until the playground's script has set up the page
@@ -226,5 +228,54 @@ func TestBrowserNoEndpointErrorSaysWhatToCheck(t *testing.T) {
 	}
 	if !strings.Contains(strings.ToLower(shown), "no endpoint") || !strings.Contains(shown, "check its base URL") {
 		t.Errorf("the playground's error says %q, want the no-endpoint kind and what to check", shown)
+	}
+}
+
+// A reasoning model's completion tokens already include its reasoning:
+// the playground's Tokens is the provider's figure, not that plus the
+// reasoning again.
+func TestBrowserReasoningRunTokensAreTheProvidersCompletionTokens(t *testing.T) {
+	s := newServer(t)
+	ctx := newBrowser(t)
+	browserSignUp(t, ctx, s, "ada")
+	err := chromedp.Do(ctx,
+		choose("sim", "sim-reasoning"),
+		setMessage("Why is the sky blue?"),
+		chromedp.SetValue(chromedp.CSS("#p-max_completion_tokens"), "300"),
+		chromedp.Click(chromedp.CSS("#pg-run")),
+	)
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitRunDone(t, ctx)
+	run, _ := lastRun(t, s, s.userID(t, "ada"))
+	var res runner.Result
+	if err := json.Unmarshal([]byte(run.Result), &res); err != nil {
+		t.Fatal(err)
+	}
+	if res.Usage == nil || res.Usage.ReasoningTokens == 0 || res.Usage.CompletionTokens == 0 {
+		t.Fatalf("the run's usage is %+v, want a reasoning run", res.Usage)
+	}
+	figures, err := chromedp.Run(ctx, chromedp.Evaluate[map[string]string](`Object.fromEntries(Array.from(document.querySelectorAll("#pg-metrics dl:first-child > div")).map(d => [d.querySelector("dt").textContent, d.querySelector("dd").textContent]))`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	number := func(label string) int {
+		n, err := strconv.Atoi(strings.Map(func(r rune) rune {
+			if r >= '0' && r <= '9' {
+				return r
+			}
+			return -1
+		}, figures[label]))
+		if err != nil {
+			t.Fatalf("the metrics show %s as %q: %v (all: %v)", label, figures[label], err, figures)
+		}
+		return n
+	}
+	if got := number("Tokens"); got != res.Usage.CompletionTokens {
+		t.Errorf("Tokens shows %d, want the provider's completion tokens %d (reasoning %d counted once)", got, res.Usage.CompletionTokens, res.Usage.ReasoningTokens)
+	}
+	if got := number("Reasoning"); got != res.Usage.ReasoningTokens {
+		t.Errorf("Reasoning shows %d, want %d", got, res.Usage.ReasoningTokens)
 	}
 }
