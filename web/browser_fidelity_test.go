@@ -190,6 +190,11 @@ func TestBrowserPlaygroundShowsTheAnswersLabelsAndRawTokens(t *testing.T) {
 			t.Errorf("the answer's labels %q lack %q", labels, want)
 		}
 	}
+	// The raw request names what Knobs added to the body for streaming.
+	added, err := chromedp.Run(ctx, chromedp.Evaluate[string](`(() => { const p = document.querySelector("#pg-raw-request").previousElementSibling; return p && p.classList.contains("added") && !p.hidden ? p.textContent : ""; })()`))
+	if err != nil || !strings.Contains(added, "Added by Knobs, not by you: stream, stream_options") {
+		t.Errorf("the raw request's note says %q (%v), want the fields Knobs added", added, err)
+	}
 	// The tokens toggle is closed at first, and opens on the ids.
 	tokens, err := chromedp.Run(ctx, chromedp.Evaluate[[]string](`(() => {
 		const d = document.querySelector(".choice details.raw-tokens");

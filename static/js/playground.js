@@ -913,7 +913,7 @@ import { EventStream, TextBlocks, Follower, formatNumber, swapHTML } from "./str
         showRunError({ kind: "network", message: "The connection to Knobs was lost. The run was stored with whatever had arrived; run again when Knobs is back." });
       },
       handlers: {
-        request: on("request", (d) => later(() => (ui.rawRequest.textContent = JSON.stringify(d, null, 2)))),
+        request: on("request", (d) => later(() => showRawRequest(d))),
         delta: on("delta", (d) => {
           const c = choice(d.choice);
           c.content += d.text;
@@ -1053,6 +1053,21 @@ import { EventStream, TextBlocks, Follower, formatNumber, swapHTML } from "./str
     if (r.created) add("Created", new Date(r.created * 1000).toISOString().replace("T", " ").replace(/\.\d+Z$/, " UTC"));
     if (r.streamed === false) add("Delivery", "one JSON answer (not streamed)");
     for (const n of r.notes || []) add("Not read", n);
+  }
+
+  // showRawRequest shows the request as sent, and names the fields Knobs
+  // put in the body itself, so that they are not taken for the user's.
+  function showRawRequest(d) {
+    ui.rawRequest.textContent = JSON.stringify(d, null, 2);
+    let note = ui.rawRequest.previousElementSibling;
+    if (!note || !note.classList.contains("added")) {
+      note = document.createElement("p");
+      note.className = "hint added";
+      ui.rawRequest.before(note);
+    }
+    const added = (d && d.added) || [];
+    note.hidden = added.length === 0;
+    note.textContent = added.length ? `Added by Knobs, not by you: ${added.join(", ")}. Knobs streams by design; set stream to false for one JSON answer.` : "";
   }
 
   // finish shows the run's ending; it runs in a frame's flush, after the
