@@ -782,6 +782,7 @@ import { EventStream, TextBlocks, Follower, formatNumber, swapHTML } from "./str
     timeout: "The provider sent nothing in time.",
     limit: "Knobs stopped the run at one of its limits; what arrived is kept.",
     storage: "The answer is shown here but is not in history yet.",
+    no_endpoint: "The provider has no such endpoint: check its base URL, or try the other mode (chat or completion).",
   };
 
   function showError(p, d) {

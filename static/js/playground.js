@@ -28,6 +28,7 @@ import { EventStream, TextBlocks, Follower, formatNumber, swapHTML } from "./str
     system: $("[data-system]"),
     messages: $("#pg-messages"),
     prompt: $("[data-prompt]"),
+    promptForm: $("[data-prompt-form]"),
     panel: $("#pg-panel"),
     choices: $("#pg-choices"),
     error: $("#pg-error"),
@@ -171,6 +172,61 @@ import { EventStream, TextBlocks, Follower, formatNumber, swapHTML } from "./str
     changed();
   });
   ui.prompt.addEventListener("input", changed);
+  ui.promptForm.addEventListener("change", changed);
+
+  // ---------- the completion prompt ----------
+
+  // A completion's prompt is a string, or an array (strings, token ids, or
+  // arrays of token ids) that the provider answers prompt by prompt. An
+  // array goes out as the array: sent as its JSON text, it would be one
+  // prompt that happens to look like JSON.
+  function readPrompt(errors) {
+    const text = ui.prompt.value;
+    switch (ui.promptForm.value) {
+      case "rows": {
+        const rows = text.split(/\r?\n/).filter((r) => r.trim() !== "");
+        if (!rows.length) errors.prompt = "Write at least one prompt: one per row.";
+        return rows;
+      }
+      case "json": {
+        const v = parseJSON(text, "prompt", errors);
+        if (v !== undefined && typeof v !== "string" && !Array.isArray(v)) errors.prompt = "A prompt in JSON is a string or an array: strings, token ids, or arrays of token ids.";
+        return v;
+      }
+      default:
+        return text;
+    }
+  }
+
+  // writePrompt shows p in the editor in the form that keeps it exact:
+  // strings without line breaks as rows, any other array as JSON.
+  function writePrompt(p) {
+    if (p == null || typeof p === "string") {
+      ui.promptForm.value = "text";
+      ui.prompt.value = p || "";
+    } else if (Array.isArray(p) && p.length && p.every((x) => typeof x === "string" && x.trim() !== "" && !/[\r\n]/.test(x))) {
+      ui.promptForm.value = "rows";
+      ui.prompt.value = p.join("\n");
+    } else {
+      ui.promptForm.value = "json";
+      ui.prompt.value = JSON.stringify(p);
+    }
+  }
+
+  // promptShape says how many prompts the spec's completion has and how
+  // many choices each gets: choices come prompt by prompt, n each.
+  function promptShape(spec) {
+    const b = (spec && spec.body) || {};
+    const n = Number.isInteger(b.n) && b.n > 0 ? b.n : 1;
+    const p = b.prompt;
+    const many = spec && spec.endpoint === "completion" && Array.isArray(p) && p.length > 1 && p.every((x) => typeof x === "string" || Array.isArray(x));
+    return { prompts: many ? p.length : 1, n };
+  }
+
+  function choiceLabel(i) {
+    const { prompts, n } = state.shape || { prompts: 1, n: 1 };
+    return prompts > 1 ? `Prompt ${Math.floor(i / n) + 1} · choice ${i % n}` : `Choice ${i}`;
+  }
 
   // ---------- mode, provider, model and the panel ----------
 
@@ -477,7 +533,7 @@ import { EventStream, TextBlocks, Follower, formatNumber, swapHTML } from "./str
     const panel = readPanel(errors);
     const body = { model: ui.model.value.trim() };
     if (endpoint() === "chat") body.messages = readMessages(errors);
-    else body.prompt = ui.prompt.value;
+    else body.prompt = readPrompt(errors);
     const extra = panel.__extra || {};
     delete panel.__extra;
     Object.assign(body, panel, extra);
@@ -503,7 +559,7 @@ import { EventStream, TextBlocks, Follower, formatNumber, swapHTML } from "./str
     $$('input[name="endpoint"]').forEach((r) => (r.checked = r.value === (spec.endpoint || "chat")));
     showMode();
     if (spec.endpoint === "completion") {
-      ui.prompt.value = typeof body.prompt === "string" ? body.prompt : body.prompt == null ? "" : JSON.stringify(body.prompt);
+      writePrompt(body.prompt);
     } else renderMessages(body.messages);
     applyPanel(body);
   }
@@ -711,6 +767,7 @@ import { EventStream, TextBlocks, Follower, formatNumber, swapHTML } from "./str
     }
     if (EventStream.isStream(res)) {
       state.lastSpec = spec;
+      state.shape = promptShape(spec);
       startOutput(Number(res.headers.get("X-Knobs-Run")));
       stream.read(res);
     } else {
@@ -722,6 +779,7 @@ import { EventStream, TextBlocks, Follower, formatNumber, swapHTML } from "./str
         return;
       }
       state.lastSpec = spec;
+      state.shape = promptShape(spec);
       startOutput(data.id);
       stream.listen(data.events);
     }
@@ -746,6 +804,7 @@ import { EventStream, TextBlocks, Follower, formatNumber, swapHTML } from "./str
     state.choices = [];
     state.later = [];
     state.metrics = null;
+    state.answer = null;
     ui.choices.textContent = "";
     ui.metrics.textContent = "";
     ui.rawEvents.textContent = "";
@@ -758,7 +817,7 @@ import { EventStream, TextBlocks, Follower, formatNumber, swapHTML } from "./str
   // next frame's flush, with the other writes.
   function choice(i) {
     while (state.choices.length <= i) {
-      state.choices.push({ el: null, content: "", reasoning: "", pending: "", pendingThink: "", logprobs: [], tools: {}, html: "" });
+      state.choices.push({ el: null, content: "", reasoning: "", pending: "", pendingThink: "", logprobs: [], tokens: [], tools: {}, html: "" });
     }
     return state.choices[i];
   }
@@ -767,12 +826,13 @@ import { EventStream, TextBlocks, Follower, formatNumber, swapHTML } from "./str
     const el = document.createElement("article");
     el.className = "choice";
     el.innerHTML = `
-        <header class="choice-head"><span class="choice-index">Choice ${n}</span><span class="finish"></span>
+        <header class="choice-head"><span class="choice-index"></span><span class="finish"></span>
           <button type="button" class="link use-choice" hidden>Use this answer</button></header>
         <details class="thinking" hidden><summary>Thinking</summary><div class="thinking-text"></div></details>
         <div class="tool-calls"></div>
         <div class="content streaming"></div>
         <div class="json-check" hidden></div>`;
+    $(".choice-index", el).textContent = choiceLabel(n);
     c.el = el;
     c.text = new TextBlocks($(".content", el));
     c.think = new TextBlocks($(".thinking-text", el));
@@ -853,7 +913,7 @@ import { EventStream, TextBlocks, Follower, formatNumber, swapHTML } from "./str
         showRunError({ kind: "network", message: "The connection to Knobs was lost. The run was stored with whatever had arrived; run again when Knobs is back." });
       },
       handlers: {
-        request: on("request", (d) => later(() => (ui.rawRequest.textContent = JSON.stringify(d, null, 2)))),
+        request: on("request", (d) => later(() => showRawRequest(d))),
         delta: on("delta", (d) => {
           const c = choice(d.choice);
           c.content += d.text;
@@ -870,6 +930,13 @@ import { EventStream, TextBlocks, Follower, formatNumber, swapHTML } from "./str
         }),
         logprobs: on("logprobs", (d) => choice(d.choice).logprobs.push(...d.tokens)),
         metrics: on("metrics", (d) => (state.metrics = d)),
+        // The provider's labels of its answer, shown under the metrics.
+        response: on("response", (d) => {
+          state.answer = d;
+          later(() => showAnswerLabels());
+        }),
+        // Raw token ids (return_raw_tokens): kept per choice, shown at the end.
+        tokens: on("tokens", (d) => choice(d.choice).tokens.push(...(d.tokens || []))),
         error: on("error", (d) => later(() => showRunError(d))),
         done: on("done", (d) => {
           state.run.done = true;
@@ -953,6 +1020,54 @@ import { EventStream, TextBlocks, Follower, formatNumber, swapHTML } from "./str
       add("Status", done.status);
     }
     ui.metrics.replaceChildren(dl);
+    showAnswerLabels();
+  }
+
+  // showAnswerLabels puts what the provider said about its answer (which
+  // model answered, the response id, fingerprint, tier, when) under the
+  // metrics, as the run page does.
+  function showAnswerLabels() {
+    const r = state.answer;
+    let dl = $(".answer-labels", ui.metrics);
+    if (!r) return dl && dl.remove();
+    if (!dl) {
+      dl = document.createElement("dl");
+      dl.className = "answer-labels";
+      ui.metrics.append(dl);
+    }
+    dl.textContent = "";
+    const add = (label, value) => {
+      if (value === undefined || value === null || value === "") return;
+      const div = document.createElement("div");
+      const dt = document.createElement("dt");
+      const dd = document.createElement("dd");
+      dt.textContent = label;
+      dd.textContent = value;
+      div.append(dt, dd);
+      dl.append(div);
+    };
+    add("Model that answered", r.model);
+    add("Response id", r.id);
+    add("System fingerprint", r.system_fingerprint);
+    add("Service tier", r.service_tier);
+    if (r.created) add("Created", new Date(r.created * 1000).toISOString().replace("T", " ").replace(/\.\d+Z$/, " UTC"));
+    if (r.streamed === false) add("Delivery", "one JSON answer (not streamed)");
+    for (const n of r.notes || []) add("Not read", n);
+  }
+
+  // showRawRequest shows the request as sent, and names the fields Knobs
+  // put in the body itself, so that they are not taken for the user's.
+  function showRawRequest(d) {
+    ui.rawRequest.textContent = JSON.stringify(d, null, 2);
+    let note = ui.rawRequest.previousElementSibling;
+    if (!note || !note.classList.contains("added")) {
+      note = document.createElement("p");
+      note.className = "hint added";
+      ui.rawRequest.before(note);
+    }
+    const added = (d && d.added) || [];
+    note.hidden = added.length === 0;
+    note.textContent = added.length ? `Added by Knobs, not by you: ${added.join(", ")}. Knobs streams by design; set stream to false for one JSON answer.` : "";
   }
 
   // finish shows the run's ending; it runs in a frame's flush, after the
@@ -971,6 +1086,8 @@ import { EventStream, TextBlocks, Follower, formatNumber, swapHTML } from "./str
       $(".finish", c.el).textContent = d.finish_reasons && d.finish_reasons[i] ? d.finish_reasons[i] : "";
       c.check = d.checks ? d.checks[i] : null;
       renderChoice(c, c.check);
+      if (c.logprobs.length) c.el.append(logprobTable(c.logprobs));
+      if (c.tokens.length) c.el.append(rawTokens(c.tokens));
       $(".use-choice", c.el).hidden = state.choices.length < 2 || i === 0;
       if (!c.reasoning) $(".thinking", c.el).hidden = true;
       else $(".thinking", c.el).open = false;
@@ -1012,16 +1129,21 @@ import { EventStream, TextBlocks, Follower, formatNumber, swapHTML } from "./str
       j.hidden = false;
       j.className = "json-check " + (check.valid ? "ok" : "bad");
       j.textContent = check.valid ? "✓ " + check.message : "✗ " + check.message;
-    } else if (c.logprobs.length && !raw) {
+    } else if (c.logprobs.some((t) => !t.part) && !raw) {
+      // The answer's own tokens (an echoed prompt's too), shaded by
+      // probability; reasoning and refusal tokens are in the table only.
       box.className = "content logprobs";
       box.textContent = "";
       for (const t of c.logprobs) {
+        if (t.part) continue;
         const span = document.createElement("span");
-        const p = Math.exp(t.logprob);
         span.className = "tok";
-        span.style.setProperty("--p", p.toFixed(3));
+        // The first token of an echoed prompt has no logprob: nothing
+        // precedes it. Shown as a certainty it would read 100%.
+        if (t.no_logprob) span.classList.add("no-logprob");
+        else span.style.setProperty("--p", Math.exp(t.logprob).toFixed(3));
         span.textContent = t.token;
-        span.title = `${(p * 100).toFixed(1)}%` + (t.top_logprobs || []).map((a) => `\n${JSON.stringify(a.token)}  ${(Math.exp(a.logprob) * 100).toFixed(1)}%`).join("");
+        span.title = probText(t) + (t.top_logprobs || []).map((a) => `\n${JSON.stringify(a.token)}  ${probText(a)}`).join("");
         box.appendChild(span);
       }
     } else if (c.html && !raw) {
@@ -1066,6 +1188,66 @@ import { EventStream, TextBlocks, Follower, formatNumber, swapHTML } from "./str
       });
       card.appendChild(f);
     }
+  }
+
+  // rawTokens is the toggle that shows a choice's raw token ids.
+  function rawTokens(ids) {
+    const d = document.createElement("details");
+    d.className = "raw-tokens";
+    const s = document.createElement("summary");
+    s.textContent = `tokens (${ids.length})`;
+    const pre = document.createElement("pre");
+    pre.className = "raw";
+    pre.textContent = ids.join(" ");
+    d.append(s, pre);
+    return d;
+  }
+
+  function probText(t) {
+    return t.no_logprob ? "no logprob" : `${(Math.exp(t.logprob) * 100).toFixed(1)}%`;
+  }
+
+  // logprobTable lists a choice's tokens as the run page does: the
+  // probability, the logprob, where the token starts and the alternatives.
+  function logprobTable(lps) {
+    const d = document.createElement("details");
+    d.className = "logprobs";
+    d.innerHTML = `<summary></summary><table class="logprob-table"><thead><tr><th>Token</th><th>Probability</th><th>Logprob</th><th>Offset</th><th>Alternatives</th></tr></thead><tbody></tbody></table>`;
+    $("summary", d).textContent = `Logprobs (${lps.length} tokens)`;
+    const rows = document.createDocumentFragment();
+    for (const t of lps) {
+      const tr = document.createElement("tr");
+      if (t.part) tr.className = "part-" + t.part;
+      const cell = (text) => {
+        const td = document.createElement("td");
+        td.textContent = text;
+        tr.append(td);
+        return td;
+      };
+      const first = cell("");
+      const code = document.createElement("code");
+      code.textContent = t.token; // the model's text: never markup
+      first.append(code);
+      if (t.part) {
+        const badge = document.createElement("span");
+        badge.className = "badge";
+        badge.textContent = t.part;
+        first.append(" ", badge);
+      }
+      if (t.bytes && t.bytes.length) {
+        const b = document.createElement("span");
+        b.className = "muted bytes";
+        b.textContent = " bytes " + t.bytes.join(" ");
+        first.append(b);
+      }
+      cell(probText(t));
+      cell(t.no_logprob ? "—" : String(t.logprob));
+      cell(t.text_offset == null ? "" : String(t.text_offset));
+      cell((t.top_logprobs || []).map((a) => `${JSON.stringify(a.token)} ${probText(a)}` + (a.bytes && a.bytes.length ? ` (bytes ${a.bytes.join(" ")})` : "")).join(" · "));
+      rows.append(tr);
+    }
+    $("tbody", d).append(rows);
+    return d;
   }
 
   ui.showRaw.addEventListener("change", () => {
@@ -1139,6 +1321,7 @@ import { EventStream, TextBlocks, Follower, formatNumber, swapHTML } from "./str
     bad_response: "The provider answered with something that is not a stream.",
     limit: "Knobs stopped the run at one of its limits; what arrived is kept.",
     storage: "The answer is shown here but is not in history yet; Knobs keeps trying to store it.",
+    no_endpoint: "The provider has no such endpoint: check its base URL, or try the other mode (chat or completion).",
   };
 
   let countdown = 0;
