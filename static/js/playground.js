@@ -7,6 +7,7 @@
 "use strict";
 
 import { EventStream, TextBlocks, Follower, formatNumber, swapHTML } from "./stream.js";
+import { readPrompt as readPromptText, writePrompt as promptEditorText, promptShape, choiceLabel as promptChoiceLabel } from "./prompt.js";
 
 (() => {
   const root = document.getElementById("playground");
@@ -176,56 +177,22 @@ import { EventStream, TextBlocks, Follower, formatNumber, swapHTML } from "./str
 
   // ---------- the completion prompt ----------
 
-  // A completion's prompt is a string, or an array (strings, token ids, or
-  // arrays of token ids) that the provider answers prompt by prompt. An
-  // array goes out as the array: sent as its JSON text, it would be one
-  // prompt that happens to look like JSON.
+  // The prompt's forms, reading and labels are prompt.js's, shared with
+  // the compare page.
   function readPrompt(errors) {
-    const text = ui.prompt.value;
-    switch (ui.promptForm.value) {
-      case "rows": {
-        const rows = text.split(/\r?\n/).filter((r) => r.trim() !== "");
-        if (!rows.length) errors.prompt = "Write at least one prompt: one per row.";
-        return rows;
-      }
-      case "json": {
-        const v = parseJSON(text, "prompt", errors);
-        if (v !== undefined && typeof v !== "string" && !Array.isArray(v)) errors.prompt = "A prompt in JSON is a string or an array: strings, token ids, or arrays of token ids.";
-        return v;
-      }
-      default:
-        return text;
-    }
+    const { value, error } = readPromptText(ui.prompt.value, ui.promptForm.value);
+    if (error) errors.prompt = error;
+    return value;
   }
 
-  // writePrompt shows p in the editor in the form that keeps it exact:
-  // strings without line breaks as rows, any other array as JSON.
   function writePrompt(p) {
-    if (p == null || typeof p === "string") {
-      ui.promptForm.value = "text";
-      ui.prompt.value = p || "";
-    } else if (Array.isArray(p) && p.length && p.every((x) => typeof x === "string" && x.trim() !== "" && !/[\r\n]/.test(x))) {
-      ui.promptForm.value = "rows";
-      ui.prompt.value = p.join("\n");
-    } else {
-      ui.promptForm.value = "json";
-      ui.prompt.value = JSON.stringify(p);
-    }
-  }
-
-  // promptShape says how many prompts the spec's completion has and how
-  // many choices each gets: choices come prompt by prompt, n each.
-  function promptShape(spec) {
-    const b = (spec && spec.body) || {};
-    const n = Number.isInteger(b.n) && b.n > 0 ? b.n : 1;
-    const p = b.prompt;
-    const many = spec && spec.endpoint === "completion" && Array.isArray(p) && p.length > 1 && p.every((x) => typeof x === "string" || Array.isArray(x));
-    return { prompts: many ? p.length : 1, n };
+    const { form, text } = promptEditorText(p);
+    ui.promptForm.value = form;
+    ui.prompt.value = text;
   }
 
   function choiceLabel(i) {
-    const { prompts, n } = state.shape || { prompts: 1, n: 1 };
-    return prompts > 1 ? `Prompt ${Math.floor(i / n) + 1} · choice ${i % n}` : `Choice ${i}`;
+    return promptChoiceLabel(state.shape, i);
   }
 
   // ---------- mode, provider, model and the panel ----------
@@ -767,7 +734,7 @@ import { EventStream, TextBlocks, Follower, formatNumber, swapHTML } from "./str
     }
     if (EventStream.isStream(res)) {
       state.lastSpec = spec;
-      state.shape = promptShape(spec);
+      state.shape = promptShape(spec && spec.endpoint, spec && spec.body);
       startOutput(Number(res.headers.get("X-Knobs-Run")));
       stream.read(res);
     } else {
@@ -779,7 +746,7 @@ import { EventStream, TextBlocks, Follower, formatNumber, swapHTML } from "./str
         return;
       }
       state.lastSpec = spec;
-      state.shape = promptShape(spec);
+      state.shape = promptShape(spec && spec.endpoint, spec && spec.body);
       startOutput(data.id);
       stream.listen(data.events);
     }
