@@ -355,7 +355,7 @@ func ComparePage(v CompareView) templ.Component {
 					return templ_7745c5c3_Err
 				}
 			} else {
-				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 32, "<fieldset class=\"field mode\"><legend>Mode</legend> <label><input type=\"radio\" name=\"cmp-endpoint\" value=\"chat\" checked> Chat</label> <label><input type=\"radio\" name=\"cmp-endpoint\" value=\"completion\"> Completion</label></fieldset><div id=\"cmp-chat-box\"><p class=\"hint\">Shared by every pane. Each pane adds its own answers when you continue.</p><div class=\"msg-system\"><label for=\"cmp-system\">System message</label> <textarea id=\"cmp-system\" rows=\"2\" placeholder=\"You are a helpful assistant.\"></textarea></div><ol class=\"messages\" id=\"cmp-messages\" aria-label=\"Messages\"></ol><div class=\"msg-add\"><button type=\"button\" data-add-message=\"user\">+ User</button> <button type=\"button\" data-add-message=\"assistant\">+ Assistant</button></div></div><div id=\"cmp-prompt-box\" class=\"completion-editor\" hidden><label for=\"cmp-prompt\">Prompt, shared by every pane</label> <textarea id=\"cmp-prompt\" rows=\"6\" placeholder=\"Once upon a time\"></textarea></div>")
+				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 32, "<fieldset class=\"field mode\"><legend>Mode</legend> <label><input type=\"radio\" name=\"cmp-endpoint\" value=\"chat\" checked> Chat</label> <label><input type=\"radio\" name=\"cmp-endpoint\" value=\"completion\"> Completion</label></fieldset><div id=\"cmp-chat-box\"><p class=\"hint\">Shared by every pane. Each pane adds its own answers when you continue.</p><div class=\"msg-system\"><label for=\"cmp-system\">System message</label> <textarea id=\"cmp-system\" rows=\"2\" placeholder=\"You are a helpful assistant.\"></textarea></div><ol class=\"messages\" id=\"cmp-messages\" aria-label=\"Messages\"></ol><div class=\"msg-add\"><button type=\"button\" data-add-message=\"user\">+ User</button> <button type=\"button\" data-add-message=\"assistant\">+ Assistant</button></div></div><div id=\"cmp-prompt-box\" class=\"completion-editor\" hidden><div class=\"prompt-head\"><label for=\"cmp-prompt\">Prompt, shared by every pane</label> <span class=\"grow\"></span> <label for=\"cmp-prompt-form\" class=\"hint\">Send as</label> <select id=\"cmp-prompt-form\"><option value=\"text\">one prompt</option> <option value=\"rows\">a prompt per row</option> <option value=\"json\">JSON (strings or token ids)</option></select></div><textarea id=\"cmp-prompt\" rows=\"6\" placeholder=\"Once upon a time\"></textarea><p class=\"field-error\" id=\"cmp-prompt-error\" hidden></p></div>")
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}
@@ -397,7 +397,7 @@ func ComparePage(v CompareView) templ.Component {
 					var templ_7745c5c3_Var16 string
 					templ_7745c5c3_Var16, templ_7745c5c3_Err = templruntime.NewAttributeExpression(p.ID).Resolve(ctx)
 					if templ_7745c5c3_Err != nil {
-						return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/compare.templ`, Line: 185, Col: 30}
+						return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/compare.templ`, Line: 195, Col: 30}
 					}
 					_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ_7745c5c3_Var16)
 					if templ_7745c5c3_Err != nil {
@@ -410,7 +410,7 @@ func ComparePage(v CompareView) templ.Component {
 					var templ_7745c5c3_Var17 string
 					templ_7745c5c3_Var17, templ_7745c5c3_Err = templ.JoinStringErrs(p.Name)
 					if templ_7745c5c3_Err != nil {
-						return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/compare.templ`, Line: 185, Col: 41}
+						return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/compare.templ`, Line: 195, Col: 41}
 					}
 					_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var17))
 					if templ_7745c5c3_Err != nil {

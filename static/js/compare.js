@@ -8,6 +8,7 @@
 "use strict";
 
 import { EventStream, TextBlocks, Follower, formatNumber, swapHTML } from "./stream.js";
+import { readPrompt, writePrompt, promptShape, choiceLabel } from "./prompt.js";
 
 (() => {
   const root = document.getElementById("compare");
@@ -33,6 +34,8 @@ import { EventStream, TextBlocks, Follower, formatNumber, swapHTML } from "./str
     status: $("#cmp-status"),
     system: $("#cmp-system"),
     prompt: $("#cmp-prompt"),
+    promptForm: $("#cmp-prompt-form"),
+    promptError: $("#cmp-prompt-error"),
     chatBox: $("#cmp-chat-box"),
     promptBox: $("#cmp-prompt-box"),
     messages: $("#cmp-messages"),
@@ -180,7 +183,9 @@ import { EventStream, TextBlocks, Follower, formatNumber, swapHTML } from "./str
   // prompt becomes one user message).
   function toMessages(body) {
     if (Array.isArray(body.messages)) return body.messages;
-    if (body.prompt != null) return [{ role: "user", content: contentText(body.prompt) }];
+    // An array prompt becomes its JSON text: read as message parts, its
+    // strings would vanish.
+    if (body.prompt != null) return [{ role: "user", content: typeof body.prompt === "string" ? body.prompt : JSON.stringify(body.prompt) }];
     return [];
   }
 
@@ -530,14 +535,18 @@ import { EventStream, TextBlocks, Follower, formatNumber, swapHTML } from "./str
     say("");
     const base = turn === undefined ? readConversation() : state.base;
     const errors = state.panes.map(() => ({}));
+    // The shared prompt goes to every pane as written: an array stays an
+    // array (each pane gets its own copy of it).
+    const prompt = ep === "completion" ? readPrompt(ui.prompt.value, ui.promptForm.value) : {};
     const panes = state.panes.map((p, i) => {
       const history = turn === undefined ? [] : p.history.concat({ role: "user", content: turn });
       const body = paneBody(p, errors[i]);
-      if (ep === "completion") body.prompt = ui.prompt.value;
+      if (ep === "completion") body.prompt = structuredClone(prompt.value);
       else body.messages = base.concat(history);
       return { provider: p.provider.value, endpoint: ep, body, history };
     });
-    let bad = false;
+    showPromptError(prompt.error);
+    let bad = !!prompt.error;
     errors.forEach((e, i) => Object.entries(e).forEach(([f, m]) => ((bad = true), paneError(state.panes[i], f, m))));
     if (bad) {
       say("Nothing was sent: fix the panes marked.", true);
@@ -585,6 +594,12 @@ import { EventStream, TextBlocks, Follower, formatNumber, swapHTML } from "./str
     if (events) stream.listen(events);
     else stream.read(res);
     return true;
+  }
+
+  function showPromptError(msg) {
+    if (!ui.promptError) return;
+    ui.promptError.textContent = msg || "";
+    ui.promptError.hidden = !msg;
   }
 
   function postHeaders() {
@@ -648,6 +663,8 @@ import { EventStream, TextBlocks, Follower, formatNumber, swapHTML } from "./str
     $(".pane-badges", p.el).textContent = "";
     p.choices = [];
     p.pendingMetrics = null;
+    p.answer = null;
+    p.shape = promptShape(endpoint(), body);
     p.done = false;
     p.max = body ? body.max_completion_tokens || body.max_tokens || 0 : 0;
     p.progress.hidden = false;
@@ -678,7 +695,7 @@ import { EventStream, TextBlocks, Follower, formatNumber, swapHTML } from "./str
     while (p.choices.length <= i) {
       // The first choice seen is not choice 0: say which it is.
       const mark = p.choices.length === 0 && i > 0 ? String(i) : "";
-      p.choices.push({ el: null, mark, text: "", pending: "", pendingThink: "", showThink: false, tools: {} });
+      p.choices.push({ index: p.choices.length, el: null, mark, text: "", pending: "", pendingThink: "", showThink: false, tools: {} });
     }
     return p.choices[i];
   }
@@ -699,6 +716,17 @@ import { EventStream, TextBlocks, Follower, formatNumber, swapHTML } from "./str
     const content = document.createElement("div");
     content.className = "content streaming";
     el.append(think, tools, content);
+    // Several prompts: the provider numbers the choices on across them,
+    // so each says which prompt it answers.
+    if (p.shape && p.shape.prompts > 1) {
+      const head = document.createElement("header");
+      head.className = "choice-head";
+      const idx = document.createElement("span");
+      idx.className = "choice-index";
+      idx.textContent = choiceLabel(p.shape, c.index);
+      head.append(idx);
+      el.prepend(head);
+    }
     if (c.mark) el.dataset.choice = c.mark;
     p.output.append(el);
     Object.assign(c, { el, think, content, blocks: new TextBlocks(content), thinkBlocks: new TextBlocks(thinkText) });
@@ -769,7 +797,37 @@ import { EventStream, TextBlocks, Follower, formatNumber, swapHTML } from "./str
       add("Status", done.status);
     }
     p.metrics.replaceChildren(dl);
+    showAnswerLabels(p);
     if (p.max) p.progress.value = Math.min(m.tokens || 0, p.max);
+  }
+
+  // showAnswerLabels puts what the provider said about pane p's answer
+  // under its metrics: which model answered and the response id, the two
+  // that tell panes apart; the run page has the rest.
+  function showAnswerLabels(p) {
+    const r = p.answer;
+    let dl = $(".answer-labels", p.metrics);
+    if (!r) return dl && dl.remove();
+    if (!dl) {
+      dl = document.createElement("dl");
+      dl.className = "answer-labels";
+      p.metrics.append(dl);
+    }
+    dl.textContent = "";
+    const add = (label, value, title) => {
+      if (value === undefined || value === null || value === "") return;
+      const div = document.createElement("div");
+      const dt = document.createElement("dt");
+      const dd = document.createElement("dd");
+      dt.textContent = label;
+      dt.title = title;
+      dd.textContent = value;
+      div.append(dt, dd);
+      dl.append(div);
+    };
+    add("Model", r.model, "The model that answered, as the provider named it");
+    add("Id", r.id, "The provider's id of this response");
+    if (r.service_tier) add("Tier", r.service_tier, "The service tier that served the request");
   }
 
   const ADVICE = {
@@ -877,6 +935,9 @@ import { EventStream, TextBlocks, Follower, formatNumber, swapHTML } from "./str
       },
       handlers: {
         request: on((p, d) => {
+          // The body as sent says how the choices split across prompts;
+          // before the first choice is made.
+          if (d && d.body && Array.isArray(d.body.prompt)) p.shape = promptShape("completion", d.body);
           if (p.max || !d || !d.body) return;
           p.max = d.body.max_completion_tokens || d.body.max_tokens || 0;
           if (p.max)
@@ -908,6 +969,10 @@ import { EventStream, TextBlocks, Follower, formatNumber, swapHTML } from "./str
           });
         }),
         metrics: on((p, d) => (p.pendingMetrics = d)),
+        response: on((p, d) => {
+          p.answer = d;
+          later(() => showAnswerLabels(p));
+        }),
         error: on((p, d) => later(() => showError(p, d))),
         done: on((p, d) => later(() => finishPane(p, d))),
         rendered: on((p, d) => later(() => renderPane(p, d))),
@@ -1248,11 +1313,13 @@ import { EventStream, TextBlocks, Follower, formatNumber, swapHTML } from "./str
     sharedEndpoint = "completion";
     const r = $('input[name="cmp-endpoint"][value="completion"]');
     if (r) r.checked = true;
-    const prompt = contentText((specs[0].body || {}).prompt);
-    if (ui.prompt) ui.prompt.value = prompt;
+    // In the form that keeps it exact: an array stays an array.
+    const { form, text } = writePrompt((specs[0].body || {}).prompt);
+    if (ui.prompt) ui.prompt.value = text;
+    if (ui.promptForm) ui.promptForm.value = form;
     if (readOnly) {
       ui.transcript.textContent = "";
-      ui.transcript.append(turnItem("prompt", prompt));
+      ui.transcript.append(turnItem(form === "text" ? "prompt" : form === "rows" ? "prompts" : "prompt (JSON)", text));
     }
   }
   const lists = allCompletion ? specs.map(() => []) : specs.map((s) => toMessages(s.body || {}));
