@@ -69,26 +69,50 @@ func TestBrowserCompareFromARunSendsItsArrayPromptToEveryPane(t *testing.T) {
 			t.Errorf("run %d sent %s, want the prompt as an array", id, stored.RawRequest)
 		}
 	}
-	labels, err := chromedp.Run(ctx, chromedp.Evaluate[[]string](`Array.from(document.querySelectorAll(".cmp-pane")).map(p => Array.from(p.querySelectorAll(".pane-output .choice-index")).map(e => e.textContent).join("|"))`))
-	if err != nil {
-		t.Fatal(err)
-	}
 	want := "Prompt 1 · choice 0|Prompt 1 · choice 1|Prompt 2 · choice 0|Prompt 2 · choice 1"
-	if len(labels) != 2 {
-		t.Fatalf("%d panes, want 2", len(labels))
-	}
-	for i, l := range labels {
-		if l != want {
-			t.Errorf("pane %d labels its choices %q, want %q", i+1, l, want)
+	checkLabels := func(where string) {
+		t.Helper()
+		labels, err := chromedp.Run(ctx, chromedp.Evaluate[[]string](`Array.from(document.querySelectorAll(".cmp-pane")).map(p => Array.from(p.querySelectorAll(".pane-output .choice-index")).map(e => e.textContent).join("|"))`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(labels) != 2 {
+			t.Fatalf("%s: %d panes, want 2", where, len(labels))
+		}
+		for i, l := range labels {
+			if l != want {
+				t.Errorf("%s: pane %d labels its choices %q, want %q", where, i+1, l, want)
+			}
 		}
 	}
-	answers, err := chromedp.Run(ctx, chromedp.Evaluate[[]string](`Array.from(document.querySelectorAll(".cmp-pane")).map(p => { const dl = p.querySelector(".pane-metrics .answer-labels"); return dl ? dl.textContent : ""; })`))
+	checkAnswers := func(where string) {
+		t.Helper()
+		answers, err := chromedp.Run(ctx, chromedp.Evaluate[[]string](`Array.from(document.querySelectorAll(".cmp-pane")).map(p => { const dl = p.querySelector(".pane-metrics .answer-labels"); return dl ? dl.textContent : ""; })`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, a := range answers {
+			if !strings.Contains(a, "Model") || !strings.Contains(a, "sim-fast") || !strings.Contains(a, "Id") {
+				t.Errorf("%s: pane %d shows %q under its metrics, want the model that answered and the response id", where, i+1, a)
+			}
+		}
+	}
+	checkLabels("the live comparison")
+	checkAnswers("the live comparison")
+	// The saved comparison, loaded from its stream, labels them and shows
+	// the answers' labels the same.
+	saved, err := chromedp.Run(ctx, chromedp.Evaluate[string](`document.getElementById("cmp-saved-link").getAttribute("href")`))
+	if err != nil || saved == "" {
+		t.Fatalf("no link to the saved comparison (%v)", err)
+	}
+	err = chromedp.Do(ctx,
+		chromedp.Navigate(s.url+saved),
+		chromedp.Poll[chromedp.Void](`!document.getElementById("cmp-summary").hidden && !document.getElementById("compare").classList.contains("running")`,
+			chromedp.WithPollingInterval(50*time.Millisecond)),
+	)
 	if err != nil {
 		t.Fatal(err)
 	}
-	for i, a := range answers {
-		if !strings.Contains(a, "Model") || !strings.Contains(a, "sim-fast") || !strings.Contains(a, "Id") {
-			t.Errorf("pane %d shows %q under its metrics, want the model that answered and the response id", i+1, a)
-		}
-	}
+	checkLabels("the saved comparison")
+	checkAnswers("the saved comparison")
 }
