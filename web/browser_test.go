@@ -225,13 +225,9 @@ func TestBrowserChatRunOnSimFastShowsTheWholeAnswer(t *testing.T) {
 			t.Errorf("metrics %q lack %q", status, want)
 		}
 	}
-	// The answer became the next assistant message of the chat.
-	roles, err := chromedp.Run(ctx, chromedp.Evaluate[[]string](`Array.from(document.querySelectorAll("#pg-messages [data-role]")).map(s => s.value)`))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(roles) == 0 || roles[len(roles)-1] != "assistant" {
-		t.Errorf("message roles after the run = %v, want the answer appended as assistant", roles)
+	// The answer stays in the output; the conversation is as it was.
+	if roles := messageRoles(t, ctx); len(roles) != 1 || roles[0] != "user" {
+		t.Errorf("message roles after the run = %v, want the user's message alone", roles)
 	}
 	screenshot(t, ctx, "run.png")
 }
@@ -461,5 +457,136 @@ func TestBrowserCompletionModeSendsAPrompt(t *testing.T) {
 	}
 	if roles > 1 {
 		t.Errorf("a completion appended %d messages to the chat editor", roles)
+	}
+}
+
+// messageRoles is the role of each message of the playground's conversation.
+func messageRoles(t testing.TB, ctx context.Context) []string {
+	t.Helper()
+	roles, err := chromedp.Run(ctx, chromedp.Evaluate[[]string](`Array.from(document.querySelectorAll("#pg-messages [data-role]")).map(s => s.value)`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return roles
+}
+
+// storedRequest is the body of a stored run's request as the user wrote it.
+type storedRequest struct {
+	Body struct {
+		Messages []struct {
+			Role    string `json:"role"`
+			Content string `json:"content"`
+		} `json:"messages"`
+		Temperature *float64 `json:"temperature"`
+	} `json:"body"`
+}
+
+// runsNewestFirst loads user's stored requests, newest first, without
+// their system message.
+func runsNewestFirst(t testing.TB, s *server, user int64) []storedRequest {
+	t.Helper()
+	list, _, err := s.store.Runs(context.Background(), db.RunFilter{UserID: user, Limit: 50})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []storedRequest
+	for _, r := range list {
+		run, err := s.store.Run(context.Background(), user, r.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var req storedRequest
+		if err := json.Unmarshal([]byte(run.Spec), &req); err != nil {
+			t.Fatal(err)
+		}
+		// The system prompt has its own field on the page: the
+		// conversation is what follows it.
+		if m := req.Body.Messages; len(m) > 0 && m[0].Role == "system" {
+			req.Body.Messages = m[1:]
+		}
+		out = append(out, req)
+	}
+	return out
+}
+
+// Tweak and run again: the second run sends the same conversation with
+// the new temperature, not the first answer as an extra turn.
+func TestBrowserRunTwiceKeepsTheConversation(t *testing.T) {
+	s := newServer(t)
+	ctx := newBrowser(t)
+	browserSignUp(t, ctx, s, "ada")
+	run := func(temperature string) {
+		t.Helper()
+		if err := chromedp.Do(ctx,
+			chromedp.SetValue(chromedp.CSS("#p-temperature"), temperature),
+			chromedp.Click(chromedp.CSS("#pg-run")),
+		); err != nil {
+			t.Fatal(err)
+		}
+		waitRunDone(t, ctx)
+	}
+	if err := chromedp.Do(ctx, choose("sim", "sim-fast"), setMessage("Name three lighthouses."),
+		chromedp.SetValue(chromedp.CSS("#p-max_completion_tokens"), "30")); err != nil {
+		t.Fatal(err)
+	}
+	run("0.2")
+	run("0.9")
+	runs := runsNewestFirst(t, s, s.userID(t, "ada"))
+	if len(runs) != 2 {
+		t.Fatalf("%d runs stored, want 2", len(runs))
+	}
+	for i, want := range []float64{0.9, 0.2} {
+		r := runs[i]
+		if len(r.Body.Messages) != 1 || r.Body.Messages[0].Role != "user" || r.Body.Messages[0].Content != "Name three lighthouses." {
+			t.Errorf("run %d sent %+v, want the one user message", i, r.Body.Messages)
+		}
+		if r.Body.Temperature == nil || *r.Body.Temperature != want {
+			t.Errorf("run %d sent temperature %v, want %v", i, r.Body.Temperature, want)
+		}
+	}
+	if roles := messageRoles(t, ctx); len(roles) != 1 {
+		t.Errorf("the conversation changed: %v", roles)
+	}
+}
+
+// Add to conversation, then reply: the next request is user, assistant
+// (the answer), user (the reply).
+func TestBrowserAddToConversationThenReply(t *testing.T) {
+	s := newServer(t)
+	ctx := newBrowser(t)
+	browserSignUp(t, ctx, s, "ada")
+	if err := chromedp.Do(ctx, choose("sim", "sim-fast"), setMessage("Name a lighthouse."),
+		chromedp.SetValue(chromedp.CSS("#p-max_completion_tokens"), "20"),
+		chromedp.Click(chromedp.CSS("#pg-run"))); err != nil {
+		t.Fatal(err)
+	}
+	waitRunDone(t, ctx)
+	_, first := lastRun(t, s, s.userID(t, "ada"))
+	if err := chromedp.Do(ctx, chromedp.Click(chromedp.CSS("#pg-add"))); err != nil {
+		t.Fatal(err)
+	}
+	if roles := messageRoles(t, ctx); len(roles) != 2 || roles[1] != "assistant" {
+		t.Fatalf("after Add to conversation the roles are %v, want user, assistant", roles)
+	}
+	if err := chromedp.Do(ctx,
+		chromedp.SetValue(chromedp.CSS("#pg-reply-text"), "And another?"),
+		chromedp.Click(chromedp.CSS(`#pg-reply button[type="submit"]`)),
+	); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := chromedp.Run(ctx, chromedp.Poll[bool](`document.querySelectorAll("#pg-messages [data-role]").length === 3`, chromedp.WithPollingInterval(20*time.Millisecond))); err != nil {
+		t.Fatal(err)
+	}
+	waitRunDone(t, ctx)
+	runs := runsNewestFirst(t, s, s.userID(t, "ada"))
+	if len(runs) != 2 {
+		t.Fatalf("%d runs stored, want 2", len(runs))
+	}
+	m := runs[0].Body.Messages
+	if len(m) != 3 || m[0].Role != "user" || m[1].Role != "assistant" || m[2].Role != "user" || m[2].Content != "And another?" {
+		t.Fatalf("the reply sent %+v, want user, assistant, user", m)
+	}
+	if m[1].Content != first.Choices[0].Content {
+		t.Errorf("the assistant turn sent is %q, the first answer was %q", m[1].Content, first.Choices[0].Content)
 	}
 }

@@ -26,6 +26,9 @@ import { readPrompt as readPromptText, writePrompt as promptEditorText, promptSh
     runBtn: $("#pg-run"),
     stopBtn: $("#pg-stop"),
     regenBtn: $("#pg-regenerate"),
+    addBtn: $("#pg-add"),
+    reply: $("#pg-reply"),
+    replyText: $("#pg-reply-text"),
     system: $("[data-system]"),
     messages: $("#pg-messages"),
     prompt: $("[data-prompt]"),
@@ -778,6 +781,8 @@ import { readPrompt as readPromptText, writePrompt as promptEditorText, promptSh
     ui.rawRequest.textContent = "Sending…";
     ui.rawResponse.textContent = "Shown when the run ends.";
     ui.regenBtn.disabled = true;
+    ui.addBtn.disabled = true;
+    ui.reply.hidden = true;
   }
 
   // choice returns the output of choice i; its elements are made in the
@@ -794,7 +799,7 @@ import { readPrompt as readPromptText, writePrompt as promptEditorText, promptSh
     el.className = "choice";
     el.innerHTML = `
         <header class="choice-head"><span class="choice-index"></span><span class="finish"></span>
-          <button type="button" class="link use-choice" hidden>Use this answer</button></header>
+          <button type="button" class="link use-choice" hidden>Add this answer to the conversation</button></header>
         <details class="thinking" hidden><summary>Thinking</summary><div class="thinking-text"></div></details>
         <div class="tool-calls"></div>
         <div class="content streaming"></div>
@@ -1065,10 +1070,13 @@ import { readPrompt as readPromptText, writePrompt as promptEditorText, promptSh
       note.textContent = "Stopped. The partial answer is kept in history.";
       ui.choices.appendChild(note);
     }
-    if (state.lastSpec && state.lastSpec.endpoint === "chat" && (state.choices[0].content || Object.keys(state.choices[0].tools).length)) {
-      appendAnswer(state.choices[0]);
-    }
-    ui.regenBtn.disabled = !(state.lastSpec && state.lastSpec.endpoint === "chat");
+    // The answer stays in the output: Run runs the prompt as it stands.
+    // Adding it to the conversation (or replying) is the user's choice.
+    const chat = state.lastSpec && state.lastSpec.endpoint === "chat";
+    const answered = state.choices[0] && (state.choices[0].content || Object.keys(state.choices[0].tools).length);
+    ui.addBtn.disabled = !(chat && answered);
+    ui.reply.hidden = !(chat && answered);
+    ui.regenBtn.disabled = !chat;
     changed();
   }
 
@@ -1148,6 +1156,9 @@ import { readPrompt as readPromptText, writePrompt as promptEditorText, promptSh
       f.append(label, area, submit);
       f.addEventListener("submit", (e) => {
         e.preventDefault();
+        // The call is the assistant's turn: it goes into the conversation
+        // first, then its result.
+        if (!state.run.added) addToConversation(state.choices.indexOf(c));
         const row = messageRow({ role: "tool", tool_call_id: call.id || "", content: $("textarea", f).value });
         ui.messages.appendChild(row);
         changed();
@@ -1254,19 +1265,50 @@ import { readPrompt as readPromptText, writePrompt as promptEditorText, promptSh
     return t.deferred !== undefined ? t.deferred : t.value;
   }
 
+  // addToConversation puts choice idx of the last run into the
+  // conversation as the assistant's turn, once: adding another choice
+  // replaces it.
+  function addToConversation(idx) {
+    if (!state.run || !state.run.done || !state.choices[idx]) return;
+    if (state.run.added) state.run.added.remove();
+    appendAnswer(state.choices[idx]);
+    state.run.added = $$(".message", ui.messages).pop();
+    ui.addBtn.disabled = true;
+    changed();
+  }
+
+  ui.addBtn.addEventListener("click", () => addToConversation(0));
   ui.choices.addEventListener("click", (e) => {
     const b = e.target.closest(".use-choice");
     if (!b) return;
-    const idx = state.choices.findIndex((c) => c.el.contains(b));
-    const last = $$(".message", ui.messages).pop();
-    if (last && $("[data-role]", last).value === "assistant") last.remove();
-    appendAnswer(state.choices[idx]);
+    addToConversation(state.choices.findIndex((c) => c.el.contains(b)));
+  });
+  // Reply: the answer goes into the conversation (if it is not there
+  // yet), then the next user turn, and it runs.
+  ui.reply.addEventListener("submit", (e) => {
+    e.preventDefault();
+    const text = ui.replyText.value;
+    if (!text.trim()) {
+      ui.replyText.focus();
+      return;
+    }
+    if (!state.run.added) addToConversation(0);
+    const row = messageRow({ role: "user", content: text });
+    ui.messages.appendChild(row);
+    ui.replyText.value = "";
     changed();
+    run();
   });
 
+  // regenerate runs the prompt again; an answer of the last run already
+  // added to the conversation is taken out first, so the same turn is
+  // asked again.
   function regenerate() {
-    const last = $$(".message", ui.messages).pop();
-    if (last && $("[data-role]", last).value === "assistant") last.remove();
+    if (state.run && state.run.added) {
+      state.run.added.remove();
+      state.run.added = null;
+      changed();
+    }
     run();
   }
 
