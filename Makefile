@@ -3,7 +3,7 @@ GO      ?= go
 BIN     ?= bin/knobs
 PKGS    := ./...
 
-.PHONY: run build generate test vet templ-check bench fuzz clean
+.PHONY: run build generate test vet fmt-check templ-check bench fuzz clean
 
 run: build
 	./$(BIN)
@@ -17,13 +17,17 @@ generate:
 vet:
 	$(GO) vet $(PKGS)
 
+# Go that gofmt would change fails the tests.
+fmt-check:
+	@out="$$(gofmt -l $$(git ls-files '*.go'))"; test -z "$$out" || (echo "not gofmt-clean (run gofmt -w):" >&2; echo "$$out" >&2; exit 1)
+
 # The generated *_templ.go files are committed; fail when they are stale.
 templ-check:
 	$(GO) tool templ generate
 	git diff --exit-code -- '*_templ.go' || (echo "generated templ files are stale: run make generate and commit them" >&2; exit 1)
 	@test -z "$$(git status --porcelain --untracked-files=all -- '*_templ.go')" || (echo "untracked generated templ files: commit them" >&2; exit 1)
 
-test: vet templ-check
+test: vet fmt-check templ-check
 	$(GO) test -race -count=1 $(PKGS)
 
 bench:
