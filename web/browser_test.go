@@ -590,3 +590,23 @@ func TestBrowserAddToConversationThenReply(t *testing.T) {
 		t.Errorf("the assistant turn sent is %q, the first answer was %q", m[1].Content, first.Choices[0].Content)
 	}
 }
+
+// A rate from a handful of tokens means nothing: the page shows none.
+func TestBrowserTinyAnswerShowsNoTokensPerSecond(t *testing.T) {
+	s := newServer(t)
+	ctx := newBrowser(t)
+	browserSignUp(t, ctx, s, "ada")
+	if err := chromedp.Do(ctx, choose("sim", "sim-fast"), setMessage("Hi."),
+		chromedp.SetValue(chromedp.CSS("#p-max_completion_tokens"), "3"),
+		chromedp.Click(chromedp.CSS("#pg-run"))); err != nil {
+		t.Fatal(err)
+	}
+	waitRunDone(t, ctx)
+	rate, err := chromedp.Run(ctx, chromedp.Evaluate[string](`(() => { for (const d of document.querySelectorAll("#pg-metrics dl > div")) if (d.querySelector("dt").textContent === "Tokens/s") return d.querySelector("dd").textContent; return "missing"; })()`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rate != "—" {
+		t.Errorf("a 3-token answer shows %q tokens/s, want —", rate)
+	}
+}

@@ -7,7 +7,7 @@
 // field of a done event is inserted as markup.
 "use strict";
 
-import { EventStream, TextBlocks, Follower, formatNumber, swapHTML } from "./stream.js";
+import { EventStream, TextBlocks, Follower, formatNumber, swapHTML, measuredRate } from "./stream.js";
 import { readPrompt, writePrompt, promptShape, choiceLabel } from "./prompt.js";
 
 (() => {
@@ -787,7 +787,7 @@ import { readPrompt, writePrompt, promptShape, choiceLabel } from "./prompt.js";
       dl.append(div);
     };
     add("First token", m.ttft_ms ? fmt(m.ttft_ms, m.ttft_ms < 100 ? 1 : 0) + " ms" : "…");
-    add("Tokens/s", m.tokens_per_sec ? fmt(m.tokens_per_sec) : "…");
+    add("Tokens/s", m.tokens_per_sec ? measuredRate(m) : done ? "—" : "…");
     add("Tokens", fmt(m.tokens));
     add("Total", fmt((m.total_ms || 0) / 1000, 2) + " s");
     if (done) {

@@ -6,7 +6,7 @@
 // stall the page.
 "use strict";
 
-import { EventStream, TextBlocks, Follower, formatNumber, swapHTML } from "./stream.js";
+import { EventStream, TextBlocks, Follower, formatNumber, swapHTML, measuredRate } from "./stream.js";
 import { readPrompt as readPromptText, writePrompt as promptEditorText, promptShape, choiceLabel as promptChoiceLabel } from "./prompt.js";
 
 (() => {
@@ -973,7 +973,7 @@ import { readPrompt as readPromptText, writePrompt as promptEditorText, promptSh
       dl.append(div);
     };
     if (m.ttft_ms) add("First token", fmt(m.ttft_ms, m.ttft_ms < 100 ? 1 : 0) + " ms");
-    if (m.tokens_per_sec) add("Tokens/s", fmt(m.tokens_per_sec, 0));
+    add("Tokens/s", measuredRate(m));
     add("Total", fmt(m.total_ms / 1000, 2) + " s");
     add("Tokens", fmt(m.tokens));
     if (done) {

@@ -386,3 +386,13 @@ export function swapHTML(box, html, done = () => {}) {
   });
   return () => cancelAnimationFrame(frame);
 }
+
+// measuredRate is a metrics event's tokens per second as people should
+// read it, or "—" when the answer is too short or too quick for a rate
+// to mean anything (two tokens a microsecond apart are not 2 million
+// tokens/s).
+export function measuredRate(m) {
+  const span = (m.total_ms || 0) - (m.ttft_ms || 0);
+  if (!m.tokens_per_sec || (m.tokens || 0) < 10 || span < 50) return "—";
+  return formatNumber(m.tokens_per_sec, 0);
+}
