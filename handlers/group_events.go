@@ -274,7 +274,7 @@ func lastFrames(panes []sse.Source) [][]byte {
 	for i, src := range panes {
 		frames, _, _ := src.Frames(0)
 		for j := len(frames) - 1; j >= 0 && j >= len(frames)-2; j-- {
-			if event, _ := frameParts(frames[j]); string(event) == "done" {
+			if event, _ := runner.FrameParts(frames[j]); string(event) == "done" {
 				out[i] = frames[j]
 				break
 			}
@@ -318,7 +318,7 @@ type paneMux struct {
 // every pane's cursor once f is sent, and the data gets "pane":i.
 func (m *paneMux) frame(i int, f []byte) []byte {
 	m.sent[i]++
-	event, data := frameParts(f)
+	event, data := runner.FrameParts(f)
 	b := make([]byte, 0, len(f)+8*len(m.sent)+16)
 	b = append(b, "id: "...)
 	b = m.appendCursor(b)
@@ -337,21 +337,6 @@ func (m *paneMux) appendCursor(b []byte) []byte {
 		b = strconv.AppendInt(b, int64(n), 10)
 	}
 	return b
-}
-
-// frameParts returns the event name and data of an SSE frame.
-func frameParts(f []byte) (event, data []byte) {
-	event = []byte("message")
-	for rest := f; len(rest) > 0; {
-		var line []byte
-		line, rest, _ = bytes.Cut(rest, []byte("\n"))
-		if v, ok := bytes.CutPrefix(line, []byte("event: ")); ok {
-			event = v
-		} else if v, ok := bytes.CutPrefix(line, []byte("data: ")); ok {
-			data = v
-		}
-	}
-	return event, data
 }
 
 // splicePane appends data with "pane":i as its first member.
@@ -404,7 +389,7 @@ func summarise(runs []int64, dones [][]byte) groupSummary {
 	s := groupSummary{Panes: make([]paneSummary, len(dones)), FastestFirstToken: -1, HighestTokensPerSec: -1, FewestTokens: -1, LowestCost: -1}
 	for i, f := range dones {
 		p := paneSummary{Pane: i, Run: runs[i], Status: "gone"}
-		if event, data := frameParts(f); string(event) == "done" {
+		if event, data := runner.FrameParts(f); string(event) == "done" {
 			var d struct {
 				Status  string         `json:"status"`
 				Metrics runner.Metrics `json:"metrics"`

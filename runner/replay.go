@@ -64,14 +64,14 @@ func ResultFromFrames(frames []byte) string {
 		} else {
 			f, rest = rest, nil
 		}
-		event, data := frameEventData(f)
-		switch event {
+		event, data := FrameParts(f)
+		switch string(event) {
 		case "delta", "reasoning":
 			var d textData
 			if json.Unmarshal(data, &d) != nil || d.Choice < 0 || d.Choice > maxReplayChoice {
 				continue
 			}
-			if event == "delta" {
+			if string(event) == "delta" {
 				text(d.Choice).content.WriteString(d.Text)
 			} else {
 				text(d.Choice).reasoning.WriteString(d.Text)
@@ -112,24 +112,6 @@ func ResultFromFrames(frames []byte) string {
 // maxReplayChoice bounds the choice indexes a rebuild accepts: frames the
 // runner wrote never go past what a request may ask for.
 const maxReplayChoice = 128
-
-// frameEventData returns the event name and data of one frame.
-func frameEventData(f []byte) (event string, data []byte) {
-	for len(f) > 0 {
-		var line []byte
-		if i := bytes.IndexByte(f, '\n'); i >= 0 {
-			line, f = f[:i], f[i+1:]
-		} else {
-			line, f = f, nil
-		}
-		if v, ok := bytes.CutPrefix(line, []byte("event: ")); ok {
-			event = string(v)
-		} else if v, ok := bytes.CutPrefix(line, []byte("data: ")); ok {
-			data = v
-		}
-	}
-	return event, data
-}
 
 // Ending returns the frames that close a stored stream which has none
 // (its process stopped before it ended): the error, if the result has

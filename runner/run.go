@@ -476,7 +476,7 @@ func framesLen(frames [][]byte) int {
 	return n
 }
 
-// texts returns each choice's final text, for rendering.
+// contents returns each choice's final text, for rendering.
 func (run *Run) contents() []string {
 	run.mu.Lock()
 	defer run.mu.Unlock()

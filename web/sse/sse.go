@@ -15,6 +15,7 @@ import (
 	"net"
 	"runtime"
 	"runtime/debug"
+	"slices"
 	"sync"
 	"time"
 
@@ -285,6 +286,7 @@ func write(w *bufio.Writer, src Source, sent int, p pacing, dl *deadline, shutdo
 // choice and kind in order of first appearance, each with its texts
 // joined in order.
 func appendFrames(b []byte, frames [][]byte) []byte {
+	var run []textFrame // the current run of text frames, each parsed once
 	for i := 0; i < len(frames); {
 		first, ok := parseText(frames[i])
 		if !ok {
@@ -292,34 +294,31 @@ func appendFrames(b []byte, frames [][]byte) []byte {
 			i++
 			continue
 		}
-		j, last, mixed := i+1, first, false
-		for j < len(frames) {
-			u, ok := parseText(frames[j])
+		run, mixed := append(run[:0], first), false
+		for i+len(run) < len(frames) {
+			u, ok := parseText(frames[i+len(run)])
 			if !ok {
 				break
 			}
-			if !bytes.Equal(u.event, first.event) || !bytes.Equal(u.head, first.head) {
-				mixed = true
-			}
-			last = u
-			j++
+			mixed = mixed || !sameKind(u, first)
+			run = append(run, u)
 		}
+		last := run[len(run)-1]
 		switch {
-		case j == i+1:
+		case len(run) == 1:
 			b = append(b, frames[i]...)
 		case !mixed:
 			b = appendHead(b, last.id, first.event)
 			b = append(b, first.head...)
-			for k := i; k < j; k++ {
-				u, _ := parseText(frames[k])
+			for _, u := range run {
 				b = append(b, u.text...)
 			}
 			b = append(b, "\"}\n\n"...)
 		default:
-			b = appendParts(appendHead(b, last.id, []byte("texts")), frames[i:j])
+			b = appendParts(appendHead(b, last.id, []byte("texts")), run)
 			b = append(b, "\n\n"...)
 		}
-		i = j
+		i += len(run)
 	}
 	return b
 }
@@ -332,39 +331,38 @@ func appendHead(b, id, event []byte) []byte {
 	return append(b, "\ndata: "...)
 }
 
-// appendParts appends the data of a texts event for text frames.
-func appendParts(b []byte, frames [][]byte) []byte {
-	type part struct {
-		event, head []byte
-		texts       [][]byte
-	}
-	var parts []part
-	for _, f := range frames {
-		t, _ := parseText(f)
-		k := 0
-		for k < len(parts) && !(bytes.Equal(parts[k].event, t.event) && bytes.Equal(parts[k].head, t.head)) {
-			k++
+// appendParts appends the data of a texts event for a run of text frames.
+func appendParts(b []byte, run []textFrame) []byte {
+	// The parts in order of first appearance; runs are short (one write's
+	// worth), and a run's kinds fewer still, so a scan finds each part.
+	var keys []textFrame
+	for _, t := range run {
+		if !slices.ContainsFunc(keys, func(k textFrame) bool { return sameKind(k, t) }) {
+			keys = append(keys, t)
 		}
-		if k == len(parts) {
-			parts = append(parts, part{event: t.event, head: t.head})
-		}
-		parts[k].texts = append(parts[k].texts, t.text)
 	}
 	b = append(b, `{"parts":[`...)
-	for k, p := range parts {
+	for k, key := range keys {
 		if k > 0 {
 			b = append(b, ',')
 		}
 		b = append(b, `{"event":"`...)
-		b = append(b, p.event...)
+		b = append(b, key.event...)
 		b = append(b, `",`...)
-		b = append(b, p.head[1:]...) // the members after its "{"
-		for _, t := range p.texts {
-			b = append(b, t...)
+		b = append(b, key.head[1:]...) // the members after its "{"
+		for _, t := range run {
+			if sameKind(t, key) {
+				b = append(b, t.text...)
+			}
 		}
 		b = append(b, `"}`...)
 	}
 	return append(b, "]}"...)
+}
+
+// sameKind says whether two text frames are of one choice, pane and kind.
+func sameKind(a, b textFrame) bool {
+	return bytes.Equal(a.event, b.event) && bytes.Equal(a.head, b.head)
 }
 
 // hasText says whether frames hold a text frame.
