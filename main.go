@@ -176,7 +176,13 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 	if err := app.ShutdownWithTimeout(10 * time.Second); err != nil {
 		return fmt.Errorf("shutdown: %w", err)
 	}
-	return <-served
+	// A stop that comes before the server began to serve finds no
+	// listener to close: closing it here ends the serve either way.
+	ln.Close()
+	if err := <-served; err != nil && !errors.Is(err, net.ErrClosed) {
+		return err
+	}
+	return nil
 }
 
 // purgeExpiredRuns deletes the runs past the retention period at once and
