@@ -27,8 +27,13 @@ templ-check:
 	git diff --exit-code -- '*_templ.go' || (echo "generated templ files are stale: run make generate and commit them" >&2; exit 1)
 	@test -z "$$(git status --porcelain --untracked-files=all -- '*_templ.go')" || (echo "untracked generated templ files: commit them" >&2; exit 1)
 
+# The browser tests save screenshots of every page they check here, for a
+# reviewer to look at what a test cannot judge (layout, look and feel).
+SCREENSHOTS ?= $(CURDIR)/artifacts/screenshots
+
 test: vet fmt-check templ-check
-	$(GO) test -race -count=1 $(PKGS)
+	@mkdir -p $(SCREENSHOTS)
+	KNOBS_SCREENSHOTS=$(SCREENSHOTS) $(GO) test -race -count=1 $(PKGS)
 
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem -count=1 $(PKGS)
