@@ -129,9 +129,9 @@ func (h *Handler) CreateCompareRuns(c *fiber.Ctx) error {
 		for i, run := range runs {
 			srcs[i], leaves[i] = run, run.Subscribe()
 		}
-		src := newGroupSource(out.Runs, srcs, make([]int, len(runs)))
+		src := sse.NewGroup(srcs, make([]int, len(runs)), scoreboard(out.Runs))
 		return h.serveEvents(c, src, 0, func() {
-			src.close()
+			src.Close()
 			for _, leave := range leaves {
 				leave()
 			}

@@ -4,10 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
-	"reflect"
 	"strconv"
-	"strings"
-	"sync"
 
 	"github.com/gofiber/fiber/v2"
 
@@ -16,15 +13,8 @@ import (
 	"knobs/web/sse"
 )
 
-// A comparison streams every pane over one SSE connection. Each pane's
-// frames go out as the run sent them, with "pane":i spliced into the
-// data and an id that holds every pane's cursor: "17.5.22" means 17
-// frames of pane 0, 5 of pane 1 and 22 of pane 2 were sent, so a
-// Last-Event-ID resumes each pane exactly. When every pane has sent its
-// done, one group_done event closes the stream; its id ends in ".done".
-
-// groupDoneSuffix ends the id of the group_done event.
-const groupDoneSuffix = ".done"
+// A comparison streams every pane over one SSE connection, in the
+// format and with the event ids of web/sse/group.go.
 
 // groupID parses the :id route parameter; a malformed id is a 404 like
 // an unknown one.
@@ -51,30 +41,13 @@ func (h *Handler) ownGroup(c *fiber.Ctx) (db.Group, error) {
 }
 
 // groupCursor reads where a client resumes a group stream of n panes:
-// the Last-Event-ID (or ?after=) it sent, as frames sent per pane, and
-// whether group_done was sent too. Anything malformed starts over.
+// the Last-Event-ID (or ?after=) it sent.
 func groupCursor(c *fiber.Ctx, n int) (sent []int, complete bool) {
-	sent = make([]int, n)
 	last := c.Get("Last-Event-ID")
 	if q := c.Query("after"); q != "" {
 		last = q
 	}
-	if last == "" {
-		return sent, false
-	}
-	last, complete = strings.CutSuffix(last, groupDoneSuffix)
-	parts := strings.Split(last, ".")
-	if len(parts) != n {
-		return make([]int, n), false
-	}
-	for i, p := range parts {
-		v, err := strconv.Atoi(p)
-		if err != nil || v < 0 {
-			return make([]int, n), false
-		}
-		sent[i] = v
-	}
-	return sent, complete
+	return sse.ParseCursor(last, n)
 }
 
 // GroupEvents streams every pane of a comparison over one SSE
@@ -118,21 +91,21 @@ func (h *Handler) GroupEvents(c *fiber.Ctx) error {
 				stored[r.ID] = r
 			}
 		}
-		srcs[i] = sse.Split(storedEvents(stored[id]))
+		srcs[i] = sse.Split(eventsOf(stored[id]))
 	}
-	src := newGroupSource(g.RunIDs, srcs, sent)
+	src := sse.NewGroup(srcs, sent, scoreboard(g.RunIDs))
 	return h.serveEvents(c, src, 0, func() {
-		src.close()
+		src.Close()
 		for _, leave := range leaves {
 			leave()
 		}
 	})
 }
 
-// storedEvents is a finished run's SSE text; for one whose process
+// eventsOf is a finished run's SSE text; for one whose process
 // stopped, what its checkpoints stored and then its ending, or frames
 // rebuilt from its stored result when nothing of its stream was kept.
-func storedEvents(r db.Run) []byte {
+func eventsOf(r db.Run) []byte {
 	if r.ID == 0 {
 		return nil // removed since
 	}
@@ -169,196 +142,6 @@ func (h *Handler) CancelGroup(c *fiber.Ctx) error {
 	return c.Status(fiber.StatusAccepted).JSON(fiber.Map{"group": g.ID, "cancelled": cancelled})
 }
 
-// groupSource merges the frames of a comparison's panes into one
-// sse.Source. sse.Serve calls Frames from one goroutine; close is called
-// once the stream ends, which ends the goroutine waiting for the panes.
-type groupSource struct {
-	mux   paneMux
-	panes []sse.Source
-	ended []bool // pane i finished and every frame of it sent
-
-	pending [][]byte // frames made but not yet confirmed sent
-	base    int      // how many frames were confirmed sent before pending
-	done    bool     // group_done is made
-
-	stop     chan struct{}
-	stopOnce sync.Once
-	waitOn   []<-chan struct{} // the panes' channels the current wait watches
-	wake     chan struct{}     // closed when one of waitOn is, or on stop
-}
-
-func newGroupSource(runs []int64, panes []sse.Source, sent []int) *groupSource {
-	return &groupSource{
-		mux:   paneMux{runs: runs, sent: sent},
-		panes: panes,
-		ended: make([]bool, len(panes)),
-		stop:  make(chan struct{}),
-	}
-}
-
-// close ends the wait for the panes, if one is running.
-func (g *groupSource) close() { g.stopOnce.Do(func() { close(g.stop) }) }
-
-// Frames implements sse.Source: after counts the frames of this stream
-// sent so far.
-func (g *groupSource) Frames(after int) ([][]byte, bool, <-chan struct{}) {
-	if n := min(max(after-g.base, 0), len(g.pending)); n > 0 {
-		clear(g.pending[:n])
-		g.pending, g.base = g.pending[n:], g.base+n
-	}
-	if len(g.pending) > 0 {
-		return g.pending, false, nil
-	}
-	var waits []<-chan struct{}
-	for i, src := range g.panes {
-		if g.ended[i] {
-			continue
-		}
-		frames, finished, more := src.Frames(g.mux.sent[i])
-		for _, f := range frames {
-			g.pending = append(g.pending, g.mux.frame(i, f))
-		}
-		switch {
-		case finished:
-			g.ended[i] = true
-		case len(frames) == 0 && more != nil:
-			waits = append(waits, more)
-		}
-	}
-	if !g.done && !slicesContains(g.ended, false) {
-		g.done = true
-		g.pending = append(g.pending, g.mux.groupDone(lastFrames(g.panes)))
-	}
-	if len(g.pending) > 0 {
-		return g.pending, false, nil
-	}
-	if g.done {
-		return nil, true, nil
-	}
-	return nil, false, g.waitFor(waits)
-}
-
-// waitFor returns a channel closed when any of chans is (or the stream
-// ends). A pane that got frames this round is read again at once, so
-// only silent panes are waited on. The wait is kept while its channels
-// stand, so that pings do not start one goroutine each.
-func (g *groupSource) waitFor(chans []<-chan struct{}) <-chan struct{} {
-	if len(chans) == 1 {
-		return chans[0]
-	}
-	if g.wake != nil && slicesEqual(g.waitOn, chans) {
-		select {
-		case <-g.wake:
-		default:
-			return g.wake
-		}
-	}
-	wake := make(chan struct{})
-	cases := make([]reflect.SelectCase, 0, len(chans)+1)
-	cases = append(cases, reflect.SelectCase{Dir: reflect.SelectRecv, Chan: reflect.ValueOf(g.stop)})
-	for _, ch := range chans {
-		cases = append(cases, reflect.SelectCase{Dir: reflect.SelectRecv, Chan: reflect.ValueOf(ch)})
-	}
-	go func() {
-		reflect.Select(cases)
-		close(wake)
-	}()
-	g.waitOn, g.wake = chans, wake
-	return wake
-}
-
-// lastFrames returns the done frame of each pane, once it has one, else
-// its last frame, or nil; the rendered answer follows done.
-func lastFrames(panes []sse.Source) [][]byte {
-	out := make([][]byte, len(panes))
-	for i, src := range panes {
-		frames, _, _ := src.Frames(0)
-		for j := len(frames) - 1; j >= 0 && j >= len(frames)-2; j-- {
-			if event, _ := runner.FrameParts(frames[j]); string(event) == "done" {
-				out[i] = frames[j]
-				break
-			}
-		}
-		if out[i] == nil && len(frames) > 0 {
-			out[i] = frames[len(frames)-1]
-		}
-	}
-	return out
-}
-
-func slicesContains(s []bool, v bool) bool {
-	for _, x := range s {
-		if x == v {
-			return true
-		}
-	}
-	return false
-}
-
-func slicesEqual(a, b []<-chan struct{}) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
-}
-
-// paneMux turns the frames of each pane into the frames of a group
-// stream, counting what each pane has sent.
-type paneMux struct {
-	runs []int64
-	sent []int // frames sent per pane
-}
-
-// frame rewrites frame f of pane i for the group stream: the id becomes
-// every pane's cursor once f is sent, and the data gets "pane":i.
-func (m *paneMux) frame(i int, f []byte) []byte {
-	m.sent[i]++
-	event, data := runner.FrameParts(f)
-	b := make([]byte, 0, len(f)+8*len(m.sent)+16)
-	b = append(b, "id: "...)
-	b = m.appendCursor(b)
-	b = append(b, "\nevent: "...)
-	b = append(b, event...)
-	b = append(b, "\ndata: "...)
-	b = splicePane(b, i, data)
-	return append(b, "\n\n"...)
-}
-
-func (m *paneMux) appendCursor(b []byte) []byte {
-	for i, n := range m.sent {
-		if i > 0 {
-			b = append(b, '.')
-		}
-		b = strconv.AppendInt(b, int64(n), 10)
-	}
-	return b
-}
-
-// splicePane appends data with "pane":i as its first member.
-func splicePane(b []byte, i int, data []byte) []byte {
-	b = append(b, `{"pane":`...)
-	b = strconv.AppendInt(b, int64(i), 10)
-	obj := bytes.TrimSpace(data)
-	switch {
-	case len(obj) >= 2 && obj[0] == '{' && len(bytes.TrimSpace(obj[1:len(obj)-1])) == 0:
-		return append(b, '}')
-	case len(obj) >= 2 && obj[0] == '{':
-		b = append(b, ',')
-		return append(b, obj[1:]...)
-	case len(obj) == 0:
-		return append(b, '}')
-	default: // not an object: kept whole
-		b = append(b, `,"data":`...)
-		b = append(b, obj...)
-		return append(b, '}')
-	}
-}
-
 // paneSummary is one pane in group_done.
 type paneSummary struct {
 	Pane         int     `json:"pane"`
@@ -389,7 +172,7 @@ func summarise(runs []int64, dones [][]byte) groupSummary {
 	s := groupSummary{Panes: make([]paneSummary, len(dones)), FastestFirstToken: -1, HighestTokensPerSec: -1, FewestTokens: -1, LowestCost: -1}
 	for i, f := range dones {
 		p := paneSummary{Pane: i, Run: runs[i], Status: "gone"}
-		if event, data := runner.FrameParts(f); string(event) == "done" {
+		if event, data := sse.FrameParts(f); string(event) == "done" {
 			var d struct {
 				Status  string         `json:"status"`
 				Metrics runner.Metrics `json:"metrics"`
@@ -422,11 +205,10 @@ func summarise(runs []int64, dones [][]byte) groupSummary {
 	return s
 }
 
-// groupDone is the group_done frame, from each pane's done frame.
-func (m *paneMux) groupDone(dones [][]byte) []byte {
-	data, _ := json.Marshal(summarise(m.runs, dones))
-	b := append([]byte("id: "), m.appendCursor(nil)...)
-	b = append(b, groupDoneSuffix+"\nevent: group_done\ndata: "...)
-	b = append(b, data...)
-	return append(b, "\n\n"...)
+// scoreboard makes group_done's data for a comparison of runs.
+func scoreboard(runs []int64) sse.Summary {
+	return func(dones [][]byte) []byte {
+		data, _ := json.Marshal(summarise(runs, dones))
+		return data
+	}
 }

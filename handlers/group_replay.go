@@ -8,19 +8,17 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/gofiber/fiber/v2"
 
 	"knobs/db"
+	"knobs/web/sse"
 )
 
 // A replay sends every pane's stored frames again at the pace they were
-// first sent, on one clock from the start of the replay, in the same
-// format as a group's live stream (see group_events.go), then
-// group_done. It reads only the database: no network, no key, no
-// provider call, so a demo runs anywhere.
+// first sent (web/sse/replay.go). It reads only the database: no
+// network, no key, no provider call, so a demo runs anywhere.
 
 // ReplayGroup replays one of the signed-in user's comparisons.
 func (h *Handler) ReplayGroup(c *fiber.Ctx) error {
@@ -148,11 +146,6 @@ func (h *Handler) CreateGroupShare(c *fiber.Ctx) error {
 	return c.Status(fiber.StatusCreated).JSON(fiber.Map{"id": sh.ID, "token": sh.Token, "url": "/g/" + sh.Token, "replay": "/g/" + sh.Token + "/replay"})
 }
 
-// replayBatch bounds the frames one replay makes at once, so that a run
-// replayed at once (without recorded times) is not copied whole per
-// viewer.
-const replayBatch = 256
-
 // serveReplay streams the replay of group g, within the limits on
 // replays per comparison and per client address, from frames shared
 // with everyone replaying it.
@@ -187,125 +180,10 @@ func (h *Handler) serveReplay(c *fiber.Ctx, g db.Group) error {
 		giveBack()
 		return err
 	}
-	src := newReplaySource(g.RunIDs, data, sent)
+	src := sse.NewReplay(data.panes, data.order, sent, scoreboard(g.RunIDs))
 	return h.serveEvents(c, src, 0, func() {
-		src.close()
+		src.Close()
 		release()
 		giveBack()
 	})
-}
-
-// replaySource is an sse.Source that hands out the stored frames of a
-// shared replayData as their time comes. sse.Serve calls Frames from one
-// goroutine; close stops the timer when the stream ends.
-type replaySource struct {
-	mux    paneMux
-	data   *replayData   // shared with other viewers: read only
-	next   int           // data.order[next] is the next frame to consider
-	offset time.Duration // the time of the first frame to send, the replay's zero
-	start  time.Time     // when the replay began; zero until the first Frames
-
-	pending [][]byte
-	base    int
-	done    bool
-
-	mu      sync.Mutex // guards timer against close
-	timer   *time.Timer
-	due     chan struct{} // closed when order[dueFor] is due
-	dueFor  int
-	stopped bool
-}
-
-// newReplaySource replays data after sent (frames already sent per pane,
-// from Last-Event-ID).
-func newReplaySource(ids []int64, data *replayData, sent []int) *replaySource {
-	s := &replaySource{mux: paneMux{runs: ids, sent: sent}, data: data, dueFor: -1}
-	s.skipSent()
-	if s.next < len(data.order) {
-		s.offset = data.order[s.next].at // a resumed replay goes on at once
-	}
-	return s
-}
-
-// skipSent moves next past frames the client already has.
-func (s *replaySource) skipSent() {
-	for ; s.next < len(s.data.order); s.next++ {
-		f := s.data.order[s.next]
-		if f.idx >= s.mux.sent[f.pane] {
-			return
-		}
-	}
-}
-
-// Frames implements sse.Source.
-func (s *replaySource) Frames(after int) ([][]byte, bool, <-chan struct{}) {
-	if n := min(max(after-s.base, 0), len(s.pending)); n > 0 {
-		clear(s.pending[:n])
-		s.pending, s.base = s.pending[n:], s.base+n
-	}
-	if len(s.pending) > 0 {
-		return s.pending, false, nil
-	}
-	now := time.Now()
-	if s.start.IsZero() {
-		s.start = now
-	}
-	elapsed := now.Sub(s.start)
-	order := s.data.order
-	for s.skipSent(); s.next < len(order) && order[s.next].at-s.offset <= elapsed && len(s.pending) < replayBatch; s.skipSent() {
-		f := order[s.next]
-		s.pending = append(s.pending, s.mux.frame(f.pane, s.data.panes[f.pane][f.idx]))
-		s.next++
-	}
-	if len(s.pending) > 0 {
-		return s.pending, false, nil
-	}
-	if s.next == len(order) && !s.done {
-		s.done = true
-		dones := make([][]byte, len(s.data.panes))
-		for i, p := range s.data.panes {
-			if len(p) > 0 {
-				dones[i] = p[len(p)-1]
-			}
-		}
-		s.pending = append(s.pending, s.mux.groupDone(dones))
-	}
-	if len(s.pending) > 0 {
-		return s.pending, false, nil
-	}
-	if s.done {
-		return nil, true, nil
-	}
-	return nil, false, s.dueAt(s.next, order[s.next].at-s.offset-elapsed)
-}
-
-// dueAt returns a channel closed in d, when frame i is due; asked again
-// for the same frame (after a ping), it returns the same channel.
-func (s *replaySource) dueAt(i int, d time.Duration) <-chan struct{} {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.dueFor == i && s.due != nil {
-		return s.due
-	}
-	if s.timer != nil {
-		s.timer.Stop()
-	}
-	due := make(chan struct{})
-	s.due, s.dueFor = due, i
-	if s.stopped {
-		close(due)
-		return due
-	}
-	s.timer = time.AfterFunc(d, func() { close(due) })
-	return due
-}
-
-// close stops the timer; the stream has ended.
-func (s *replaySource) close() {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.stopped = true
-	if s.timer != nil {
-		s.timer.Stop()
-	}
 }

@@ -37,14 +37,7 @@ type replayData struct {
 	err   error
 
 	panes []sse.Recorded
-	order []replayFrame
-}
-
-// replayFrame is frame idx of pane, first sent at from its run's start.
-type replayFrame struct {
-	at   time.Duration
-	pane int
-	idx  int
+	order []sse.Stamp
 }
 
 // replayKey names what a comparison stored: its id and each run's stamp.
@@ -128,16 +121,16 @@ func (d *replayData) build(runs []db.Run, panes int) {
 	}
 	d.panes = make([]sse.Recorded, panes)
 	for i, r := range byPane {
-		frames := sse.Split(storedEvents(r))
+		frames := sse.Split(eventsOf(r))
 		d.panes[i] = frames
 		times := runner.DecodeTimes(r.EventTimes)
 		if len(times) != len(frames) {
 			times = make([]uint32, len(frames))
 		}
 		for j := range frames {
-			d.order = append(d.order, replayFrame{at: time.Duration(times[j]) * time.Millisecond, pane: i, idx: j})
+			d.order = append(d.order, sse.Stamp{At: time.Duration(times[j]) * time.Millisecond, Pane: i, Idx: j})
 		}
 	}
 	// Stable: a pane's frames keep their order, and panes theirs at a tie.
-	slices.SortStableFunc(d.order, func(a, b replayFrame) int { return cmp.Compare(a.at, b.at) })
+	slices.SortStableFunc(d.order, func(a, b sse.Stamp) int { return cmp.Compare(a.At, b.At) })
 }

@@ -116,7 +116,7 @@ func (h *Handler) runEvents(c *fiber.Ctx, user, id int64) (events []byte, replay
 func ending(frames sse.Recorded) sse.Recorded {
 	i := len(frames)
 	for i > 0 {
-		event, _ := runner.FrameParts(frames[i-1])
+		event, _ := sse.FrameParts(frames[i-1])
 		if e := string(event); e != "done" && e != "error" && e != "rendered" {
 			break
 		}

@@ -1,7 +1,6 @@
 package runner
 
 import (
-	"bytes"
 	"strconv"
 	"unicode/utf8"
 )
@@ -95,20 +94,4 @@ func appendJSONString(b []byte, s string) []byte {
 	}
 	b = append(b, s[start:]...)
 	return append(b, '"')
-}
-
-// FrameParts returns the event name ("message" when it has none) and the
-// data of one frame as this package writes them.
-func FrameParts(f []byte) (event, data []byte) {
-	event = []byte("message")
-	for rest := f; len(rest) > 0; {
-		var line []byte
-		line, rest, _ = bytes.Cut(rest, []byte("\n"))
-		if v, ok := bytes.CutPrefix(line, []byte("event: ")); ok {
-			event = v
-		} else if v, ok := bytes.CutPrefix(line, []byte("data: ")); ok {
-			data = v
-		}
-	}
-	return event, data
 }

@@ -3,6 +3,8 @@ package runner
 import (
 	"bytes"
 	"encoding/json"
+
+	"knobs/web/sse"
 )
 
 // Replay builds the frames of a run that has no recorded events (one
@@ -64,7 +66,7 @@ func ResultFromFrames(frames []byte) string {
 		} else {
 			f, rest = rest, nil
 		}
-		event, data := FrameParts(f)
+		event, data := sse.FrameParts(f)
 		switch string(event) {
 		case "delta", "reasoning":
 			var d textData

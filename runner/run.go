@@ -41,6 +41,7 @@ type Run struct {
 	chunks     int
 	output     int64 // text, reasoning and tool-call bytes so far, for the cap
 	status     string
+	settled    bool // the ending's cause is read: a stop changes nothing now
 	stored     int           // frames stored so far by checkpoints; see pending
 	reqStored  bool          // the request as sent is stored
 	unsaved    int           // bytes of frames since the last checkpoint took them
@@ -180,6 +181,28 @@ func (run *Run) Frames(after int) (frames [][]byte, finished bool, more <-chan s
 	}
 	run.watched = true
 	return frames, run.finished, run.changed
+}
+
+// stop cancels the run for cause unless its ending is already decided,
+// and reports whether it did: then the run ends as cause says.
+func (run *Run) stop(cause error) bool {
+	run.mu.Lock()
+	defer run.mu.Unlock()
+	if run.settled {
+		return false
+	}
+	run.cancel(cause)
+	return true
+}
+
+// settle reads why the run's context ended (nil when the stream ended on
+// its own) and fixes it: a stop after this is refused, so that what
+// Cancel answered is what is stored.
+func (run *Run) settle(ctx context.Context) error {
+	run.mu.Lock()
+	defer run.mu.Unlock()
+	run.settled = true
+	return context.Cause(ctx)
 }
 
 // Status is the stored status once finished, "" while live.

@@ -294,14 +294,11 @@ func (r *Runner) Run(id, user int64) (*Run, bool) {
 }
 
 // Cancel stops user's run id; false when no such run is live (unknown,
-// another user's, or already finished).
+// another user's, or already finished) or its ending is already decided,
+// in which case it is stored as it ended.
 func (r *Runner) Cancel(id, user int64) bool {
 	run, ok := r.Run(id, user)
-	if !ok || run.Status() != "" {
-		return false
-	}
-	run.cancel(ErrCancelled)
-	return true
+	return ok && run.stop(ErrCancelled)
 }
 
 // CancelUser stops every live run of user, as when their account is
@@ -317,8 +314,7 @@ func (r *Runner) CancelUser(user int64) int {
 	r.mu.Unlock()
 	n := 0
 	for _, run := range theirs {
-		if run.Status() == "" {
-			run.cancel(ErrCancelled)
+		if run.stop(ErrCancelled) {
 			n++
 		}
 	}
@@ -385,7 +381,7 @@ func (r *Runner) drive(ctx context.Context, run *Run, s Streamer, spec llm.RunSp
 	<-checkpointsDone
 
 	status := db.RunDone
-	switch cause := context.Cause(ctx); {
+	switch cause := run.settle(ctx); {
 	case errors.Is(cause, ErrCancelled), errors.Is(cause, ErrNoListener):
 		status, upstreamErr = db.RunCancelled, nil
 	case errors.Is(cause, ErrShutdown):

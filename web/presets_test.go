@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"html"
 	"mime/multipart"
 	"net/http"
 	"net/url"
@@ -297,15 +298,46 @@ func TestDefaultPresetLoadsInAFreshPlayground(t *testing.T) {
 	_, admin := newTeam(t)
 	id := admin.savePreset("Start here", "private")
 	admin.submit(fmt.Sprintf("/presets/%d/default", id), form("default", "1"))
-	bobless := admin.open("/")
-	// admin already has playground state from signing up? A fresh user does not.
-	_ = bobless
+	// Nothing was ever run or changed in admin's playground: it opens on
+	// their default.
+	if got := loadedPreset(t, admin.open("/")); got.ID != id || got.Name != "Start here" {
+		t.Errorf("admin's fresh playground loaded %+v, want their default preset %d", got, id)
+	}
 	carol := admin.addMember("carol")
 	team := admin.savePreset("Team start", "team")
 	carol.submit(fmt.Sprintf("/presets/%d/default", team), form("default", "1"))
-	if pg := carol.open("/"); !pg.has("Summarise {{topic}}") || !pg.has(`data-preset="{`) {
-		t.Error("a fresh playground did not load the default preset")
+	pg := carol.open("/")
+	if got := loadedPreset(t, pg); got.ID != team || got.Name != "Team start" || !pg.has("Summarise {{topic}}") {
+		t.Errorf("carol's fresh playground loaded %+v, want the team preset %d with its prompt", got, team)
 	}
+	// Once carol's playground holds work of her own, that is what opens.
+	own := `{"provider":"sim","endpoint":"chat","body":{"model":"sim-fast","messages":[{"role":"user","content":"My own draft"}]}}`
+	if r := carol.post("/playground/state", "application/json", strings.NewReader(own), http.Header{"X-Csrf-Token": {carol.token()}}); r.status != http.StatusNoContent {
+		t.Fatalf("saving carol's playground: %d %s", r.status, r.body)
+	}
+	if pg := carol.open("/"); !pg.has("My own draft") || loadedPreset(t, pg).ID != 0 {
+		t.Error("the default preset replaced what carol left in her playground")
+	}
+}
+
+// loadedPreset is the preset a playground page says it has loaded (its
+// data-preset attribute), zero when none.
+func loadedPreset(t *testing.T, page *response) (p struct {
+	ID   int64
+	Name string
+}) {
+	t.Helper()
+	m := regexp.MustCompile(`data-preset="([^"]*)"`).FindStringSubmatch(page.body)
+	if m == nil {
+		t.Fatalf("the playground page has no data-preset attribute (status %d)", page.status)
+	}
+	if m[1] == "" {
+		return p
+	}
+	if err := json.Unmarshal([]byte(html.UnescapeString(m[1])), &p); err != nil {
+		t.Fatalf("data-preset %q: %v", m[1], err)
+	}
+	return p
 }
 
 // A team preset made private again takes its whole history with it: no

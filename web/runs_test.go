@@ -2,18 +2,24 @@ package web_test
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
-	"os"
+	"net/http/httptest"
+	"reflect"
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"knobs/db"
+	"knobs/llm/sim"
+	"knobs/runner"
 )
 
 // postRun starts a run through the JSON API and returns the decoded answer.
@@ -104,7 +110,9 @@ func (c *client) readAllEvents(path string, lastID int, stop func(sseEvent) bool
 const simRun = `{"provider":"sim","endpoint":"chat","body":{"model":"sim-fast","messages":[{"role":"user","content":"Tell me about glaciers"}],"max_completion_tokens":80}}`
 
 func TestRunOverHTTPStreamsAndReplays(t *testing.T) {
-	s, admin := newTeam(t)
+	// Finished runs leave the runner's memory at once: the replays below
+	// come from the database.
+	s, admin := newTeam(t, withRunner(runner.Options{Linger: time.Millisecond}))
 	r, run := admin.postRun(simRun)
 	if r.status != http.StatusCreated || run.Events != fmt.Sprintf("/runs/%d/events", run.ID) {
 		t.Fatalf("POST /runs = %d %s", r.status, r.body)
@@ -130,8 +138,9 @@ func TestRunOverHTTPStreamsAndReplays(t *testing.T) {
 	if !strings.Contains(text.String(), "simulator") {
 		t.Errorf("streamed text %q does not say it is the simulator", text.String())
 	}
-	// Reading again after the end replays the same events; Last-Event-ID
-	// resumes after the one named.
+	// Reading again after the end replays the same events from the
+	// database; Last-Event-ID resumes after the one named.
+	waitForgotten(t, s, s.userID(t, "admin"), run.ID)
 	_, again := admin.readEvents(run.Events, 0, nil)
 	if got, want := canonical(again), canonical(events); !slices.Equal(got, want) {
 		t.Errorf("the replay (%d events) differs from the live stream (%d)", len(again), len(events))
@@ -170,6 +179,20 @@ func TestRunOverHTTPStreamsAndReplays(t *testing.T) {
 	bad := admin.post("/playground/state", "application/json", strings.NewReader(`{"provider":"nope","endpoint":"chat","body":{}}`), http.Header{"X-Csrf-Token": {admin.token()}})
 	if bad.status != http.StatusUnprocessableEntity {
 		t.Errorf("an unknown provider was saved as playground state: %d", bad.status)
+	}
+}
+
+// waitForgotten waits until the runner no longer holds run id in memory,
+// so that what follows reads it from the database.
+func waitForgotten(t *testing.T, s *server, user, id int64) {
+	t.Helper()
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(2 * time.Millisecond) {
+		if _, live := s.runs.Run(id, user); !live {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("run %d is still in the runner's memory after 10s", id)
+		}
 	}
 }
 
@@ -306,10 +329,73 @@ func TestViewCodeNeverHoldsTheKey(t *testing.T) {
 			t.Errorf("%s snippet lacks the env var or URL:\n%s", l, langs[l])
 		}
 	}
-	if !strings.Contains(langs["curl"], `"stream": true`) || !strings.Contains(langs["curl"], `"temperature": 0.2`) {
-		t.Errorf("curl does not send the exact body:\n%s", langs["curl"])
+}
+
+// The curl command of View code sends the very body a run sends: the same
+// request, from the playground to the provider, with the user's text
+// quoted safely for the shell.
+func TestViewCodeCurlSendsWhatARunSends(t *testing.T) {
+	const key = "csk-secret-key-1234567890abcdef"
+	var mu sync.Mutex
+	var sent []byte
+	var path string
+	sim := sim.NewHandler(sim.Options{TokensPerSecond: sim.NoPacing})
+	upstream := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		if strings.HasSuffix(r.URL.Path, "/completions") {
+			mu.Lock()
+			sent, path = body, r.URL.Path
+			mu.Unlock()
+		}
+		r.Body = io.NopCloser(bytes.NewReader(body))
+		sim.ServeHTTP(w, r)
+	}))
+	t.Cleanup(upstream.Close)
+	_, admin := newTeam(t, withEnv("CEREBRAS_API_KEY", key), withEnv("CEREBRAS_BASE_URL", upstream.URL))
+	spec := `{"provider":"cerebras","endpoint":"chat","body":{"model":"gpt-oss-120b","messages":[{"role":"system","content":"Don't guess."},{"role":"user","content":"It's $HOME and ` + "`date`" + `, isn't it?"}],"temperature":0.2,"max_completion_tokens":30,"seed":7}}`
+	r := admin.post("/playground/code", "application/json", strings.NewReader(spec),
+		http.Header{"X-Csrf-Token": {admin.token()}, "Accept": {"application/json"}})
+	var out struct {
+		Snippets []struct{ Lang, Code string }
 	}
-	_ = os.Getenv
+	if err := json.Unmarshal([]byte(r.body), &out); r.status != http.StatusOK || err != nil {
+		t.Fatalf("code answered %d %s", r.status, r.body)
+	}
+	var curl string
+	for _, sn := range out.Snippets {
+		if sn.Lang == "curl" {
+			curl = sn.Code
+		}
+	}
+	_, cmd, ok := strings.Cut(curl, "curl ")
+	url, _, _ := strings.Cut(strings.TrimPrefix(cmd, "-N "), " ")
+	_, quoted, ok2 := strings.Cut(curl, "\n  -d ")
+	if !ok || !ok2 || !strings.HasPrefix(quoted, "'") || !strings.HasSuffix(quoted, "'") {
+		t.Fatalf("the curl snippet is not a curl command with a quoted -d body:\n%s", curl)
+	}
+	// The shell's reading of a single-quoted word.
+	curlBody := strings.ReplaceAll(quoted[1:len(quoted)-1], `'\''`, `'`)
+
+	if r, run := admin.postRun(spec); r.status != http.StatusCreated {
+		t.Fatalf("POST /runs: %d %s", r.status, r.body)
+	} else {
+		admin.readEvents(run.Events, 0, nil)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if want := "'" + upstream.URL + path + "'"; url != want {
+		t.Errorf("curl calls %s; the run called %s", url, want)
+	}
+	var got, want any
+	if err := json.Unmarshal([]byte(curlBody), &got); err != nil {
+		t.Fatalf("curl's body is not JSON: %v\n%s", err, curlBody)
+	}
+	if err := json.Unmarshal(sent, &want); err != nil {
+		t.Fatalf("the run sent %q: %v", sent, err)
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("curl sends\n%s\nthe run sent\n%s", curlBody, sent)
+	}
 }
 
 // canonical is a stream as a list of "id event data" lines with every

@@ -110,8 +110,10 @@ func TestWritePingsWhileSilentAndEndsWhenFinished(t *testing.T) {
 		defer close(done)
 		write(bufio.NewWriter(out), src, 0, pacing{ping: 10 * time.Millisecond}, nil, nil)
 	}()
-	for !strings.Contains(out.String(), ": ping\n\n") {
-		time.Sleep(5 * time.Millisecond)
+	for deadline := time.Now().Add(10 * time.Second); !strings.Contains(out.String(), ": ping\n\n"); time.Sleep(5 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("no ping within 10s of silence")
+		}
 	}
 	src.add([]byte("id: 1\nevent: done\ndata: {}\n\n"), true)
 	<-done
