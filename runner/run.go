@@ -41,7 +41,7 @@ type Run struct {
 	chunks     int
 	output     int64 // text, reasoning and tool-call bytes so far, for the cap
 	status     string
-	settled    bool // the ending's cause is read: a stop changes nothing now
+	settled    bool          // the ending's cause is read: a stop changes nothing now
 	stored     int           // frames stored so far by checkpoints; see pending
 	reqStored  bool          // the request as sent is stored
 	unsaved    int           // bytes of frames since the last checkpoint took them
