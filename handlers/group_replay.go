@@ -26,27 +26,27 @@ func (h *Handler) ReplayGroup(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	return h.serveReplay(c, g)
+	return h.serveReplay(c, g, 0)
 }
 
 // sharedGroup loads the comparison behind a share token that the viewer
 // may open; unknown and revoked tokens are 404. ok is false when the
 // link is for the team and nobody is signed in.
-func (h *Handler) sharedGroup(c *fiber.Ctx) (g db.Group, runs []db.Run, ok bool, err error) {
+func (h *Handler) sharedGroup(c *fiber.Ctx) (g db.Group, runs []db.Run, share db.Share, ok bool, err error) {
 	notFound := fiber.NewError(fiber.StatusNotFound, "This link does not open anything: it is unknown or was revoked.")
 	token := c.Params("token")
 	if len(token) > 64 {
-		return db.Group{}, nil, false, notFound
+		return db.Group{}, nil, db.Share{}, false, notFound
 	}
-	g, runs, share, err := h.store.SharedGroup(ctx(c), token)
+	g, runs, share, err = h.store.SharedGroup(ctx(c), token)
 	if errors.Is(err, db.ErrNotFound) {
-		return db.Group{}, nil, false, notFound
+		return db.Group{}, nil, db.Share{}, false, notFound
 	}
 	if err != nil {
-		return db.Group{}, nil, false, err
+		return db.Group{}, nil, db.Share{}, false, err
 	}
 	_, signedIn := CurrentUser(c)
-	return g, runs, share.Audience == db.SharePublic || signedIn, nil
+	return g, runs, share, share.Audience == db.SharePublic || signedIn, nil
 }
 
 // sharedPane is one pane of a shared comparison.
@@ -74,7 +74,7 @@ type sharedComparison struct {
 // else JSON with each pane's provider, model, spec, status and metrics;
 // never a key.
 func (h *Handler) ShowSharedGroup(c *fiber.Ctx) error {
-	g, runs, ok, err := h.sharedGroup(c)
+	g, runs, _, ok, err := h.sharedGroup(c)
 	if err != nil {
 		return err
 	}
@@ -110,7 +110,7 @@ func (h *Handler) ShowSharedGroup(c *fiber.Ctx) error {
 // ReplaySharedGroup replays a shared comparison: a public link needs no
 // account, a team link a signed-in member.
 func (h *Handler) ReplaySharedGroup(c *fiber.Ctx) error {
-	g, _, ok, err := h.sharedGroup(c)
+	g, _, share, ok, err := h.sharedGroup(c)
 	if err != nil {
 		return err
 	}
@@ -118,7 +118,7 @@ func (h *Handler) ReplaySharedGroup(c *fiber.Ctx) error {
 		return fiber.NewError(fiber.StatusUnauthorized, "Sign in first.")
 	}
 	c.Set("Cache-Control", "private, no-store")
-	return h.serveReplay(c, g)
+	return h.serveReplay(c, g, share.ID)
 }
 
 // CreateGroupShare makes a read-only link to one of the signed-in user's
@@ -148,8 +148,9 @@ func (h *Handler) CreateGroupShare(c *fiber.Ctx) error {
 
 // serveReplay streams the replay of group g, within the limits on
 // replays per comparison and per client address, from frames shared
-// with everyone replaying it.
-func (h *Handler) serveReplay(c *fiber.Ctx, g db.Group) error {
+// with everyone replaying it. One through share link share (non-zero)
+// is cut when the link is revoked.
+func (h *Handler) serveReplay(c *fiber.Ctx, g db.Group, share int64) error {
 	sent, complete := groupCursor(c, len(g.RunIDs))
 	if complete {
 		return c.SendStatus(fiber.StatusNoContent)
@@ -181,7 +182,12 @@ func (h *Handler) serveReplay(c *fiber.Ctx, g db.Group) error {
 		return err
 	}
 	src := sse.NewReplay(data.panes, data.order, sent, scoreboard(g.RunIDs))
+	forget := func() {}
+	if share != 0 {
+		forget = h.shared.add(share, src)
+	}
 	return h.serveEvents(c, src, 0, func() {
+		forget()
 		src.Close()
 		release()
 		giveBack()

@@ -41,6 +41,7 @@ type Handler struct {
 	exports    *slots // history exports downloading, per user
 	replays    *slots // replay streams, per comparison and per address
 	replayData *replayCache
+	shared     *shareStreams // replays streaming through each share link
 }
 
 // MaxBody bounds a request body, and a run's body once its variables are
@@ -102,6 +103,7 @@ func New(o Options) *Handler {
 		exports:    newSlots(),
 		replays:    newSlots(),
 		replayData: newReplayCache(),
+		shared:     newShareStreams(),
 	}
 }
 

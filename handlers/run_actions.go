@@ -192,6 +192,7 @@ func (h *Handler) RevokeShare(c *fiber.Ctx) error {
 	if err := h.store.RevokeShare(ctx(c), u.ID, id); err != nil {
 		return err
 	}
+	h.shared.cut(id) // replays streaming through the link end now
 	back := "/history"
 	if ref, err := url.Parse(c.Get(fiber.HeaderReferer)); err == nil && ref.Host == string(c.Request().Host()) {
 		back = safeNext(ref.Path)

@@ -232,21 +232,26 @@ func (g *Group) waitFor(chans []<-chan struct{}) <-chan struct{} {
 	return wake
 }
 
-// lastFrames returns the done frame of each pane, once it has one, else
-// its last frame, or nil; the rendered answer follows done.
+// lastFrames returns each pane's doneFrame.
 func lastFrames(panes []Source) [][]byte {
 	out := make([][]byte, len(panes))
 	for i, src := range panes {
 		frames, _, _ := src.Frames(0)
-		for j := len(frames) - 1; j >= 0 && j >= len(frames)-2; j-- {
-			if event, _ := FrameParts(frames[j]); string(event) == "done" {
-				out[i] = frames[j]
-				break
-			}
-		}
-		if out[i] == nil && len(frames) > 0 {
-			out[i] = frames[len(frames)-1]
-		}
+		out[i] = doneFrame(frames)
 	}
 	return out
+}
+
+// doneFrame returns a pane's done frame once it has one (the rendered
+// answer follows it), else its last frame, or nil.
+func doneFrame(frames [][]byte) []byte {
+	for j := len(frames) - 1; j >= 0 && j >= len(frames)-2; j-- {
+		if event, _ := FrameParts(frames[j]); string(event) == "done" {
+			return frames[j]
+		}
+	}
+	if len(frames) > 0 {
+		return frames[len(frames)-1]
+	}
+	return nil
 }

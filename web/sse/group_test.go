@@ -320,3 +320,30 @@ func TestReplayClosedWhileWaitingWakesItsReader(t *testing.T) {
 		t.Error("a closed replay still makes its reader wait")
 	}
 }
+
+func TestReplaySummarisesEachPanesDoneNotTheRenderedAnswerAfterIt(t *testing.T) {
+	a := append(pane("a", 1), []byte("id: 3\nevent: rendered\ndata: {\"html\":[\"<p>a1</p>\"]}\n\n"))
+	order := []Stamp{{0, 0, 0}, {0, 0, 1}, {0, 0, 2}}
+	out := drain(t, NewReplay([]Recorded{a}, order, []int{0}, countDones))
+	if last := out[len(out)-1]; !strings.Contains(last, `'who':'a'`) {
+		t.Errorf("group_done %q, want it made from the done frame", last)
+	}
+}
+
+func TestACutReplayWakesItsReaderAndEnds(t *testing.T) {
+	a := pane("a", 2)
+	c := &fakeClock{now: time.Unix(1000, 0)}
+	r := NewReplay([]Recorded{a}, []Stamp{{0, 0, 0}, {time.Hour, 0, 1}, {time.Hour, 0, 2}}, []int{0}, countDones)
+	r.clock = c
+	frames, _, _ := r.Frames(0)
+	_, _, wait := r.Frames(len(frames))
+	r.Cut()
+	select {
+	case <-wait:
+	default:
+		t.Fatal("the reader still waits for a frame an hour away after the cut")
+	}
+	if more, finished, _ := r.Frames(len(frames)); len(more) != 0 || !finished {
+		t.Errorf("after the cut: %d frames, finished %v; want none and finished (no group_done)", len(more), finished)
+	}
+}

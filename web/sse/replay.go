@@ -2,6 +2,7 @@ package sse
 
 import (
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -51,9 +52,12 @@ type Replay struct {
 	base    int
 	done    bool
 
-	mu      sync.Mutex // guards the timer against Close
+	cut atomic.Bool // the replay was cut short; see Cut
+
+	mu      sync.Mutex // guards the timer against Close and Cut
 	stopT   func() bool
-	due     chan struct{} // closed when order[dueFor] is due
+	due     chan struct{} // closed by fire when order[dueFor] is due
+	fire    func()
 	dueFor  int
 	stopped bool
 }
@@ -82,6 +86,9 @@ func (r *Replay) skipSent() {
 
 // Frames implements Source.
 func (r *Replay) Frames(after int) ([][]byte, bool, <-chan struct{}) {
+	if r.cut.Load() {
+		return nil, true, nil
+	}
 	if n := min(max(after-r.base, 0), len(r.pending)); n > 0 {
 		clear(r.pending[:n])
 		r.pending, r.base = r.pending[n:], r.base+n
@@ -106,9 +113,7 @@ func (r *Replay) Frames(after int) ([][]byte, bool, <-chan struct{}) {
 		r.done = true
 		dones := make([][]byte, len(r.panes))
 		for i, p := range r.panes {
-			if len(p) > 0 {
-				dones[i] = p[len(p)-1]
-			}
+			dones[i] = doneFrame(p)
 		}
 		r.pending = append(r.pending, r.mux.Done(dones))
 		return r.pending, false, nil
@@ -130,14 +135,31 @@ func (r *Replay) dueAt(i int, d time.Duration) <-chan struct{} {
 	if r.stopT != nil {
 		r.stopT()
 	}
-	due := make(chan struct{})
+	due, once := make(chan struct{}), new(sync.Once)
 	r.due, r.dueFor = due, i
+	r.fire = func() { once.Do(func() { close(due) }) }
 	if r.stopped {
-		close(due)
+		r.fire()
 		return due
 	}
-	r.stopT = r.clock.AfterFunc(d, func() { close(due) })
+	r.stopT = r.clock.AfterFunc(d, r.fire)
 	return due
+}
+
+// Cut ends the replay at once, as when its share link is revoked: a
+// reader waiting for the next frame wakes, and Frames reports the
+// replay finished, without group_done, so the page knows it was cut.
+func (r *Replay) Cut() {
+	r.cut.Store(true)
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.stopped = true
+	if r.stopT != nil {
+		r.stopT()
+	}
+	if r.fire != nil {
+		r.fire()
+	}
 }
 
 // Close stops the timer; the stream has ended.
