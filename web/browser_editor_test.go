@@ -398,6 +398,23 @@ func grantClipboard(s *server) chromedp.Action[chromedp.Void] {
 	})
 }
 
+// copied clicks the Copy button sel and checks that it says the text was
+// copied, not only selected.
+func copied(t testing.TB, ctx context.Context, sel string) {
+	t.Helper()
+	s, _ := json.Marshal(sel)
+	err := chromedp.Do(ctx,
+		chromedp.Click(chromedp.CSS(sel)),
+		chromedp.Poll[chromedp.Void](`document.querySelector(`+string(s)+`).dataset.copied`, chromedp.WithPollingInterval(20*time.Millisecond)),
+	)
+	if err != nil {
+		t.Fatalf("clicking %s: %v", sel, err)
+	}
+	if got := evalString(t, ctx, `document.querySelector(`+string(s)+`).dataset.copied + ": " + document.querySelector(`+string(s)+`).textContent`); got != "copied: Copied" {
+		t.Errorf("after a click %s reads %q, want it to say Copied", sel, got)
+	}
+}
+
 func readClipboard(t testing.TB, ctx context.Context) string {
 	t.Helper()
 	v, err := chromedp.Run(ctx, chromedp.Evaluate[string](`navigator.clipboard.readText()`, chromedp.EvalAwaitPromise))
@@ -433,24 +450,18 @@ func TestBrowserEditorCopiesTheAnswerAndItsCodeBlocks(t *testing.T) {
 	}
 	screenshot(t, ctx, "playground-after-run.png")
 
-	if err := chromedp.Do(ctx, chromedp.Click(chromedp.CSS("#pg-choices .copy-answer")), chromedp.Poll[chromedp.Void](`document.querySelector("#pg-choices .copy-answer").textContent === "Copied"`)); err != nil {
-		t.Fatalf("the answer's Copy button does not say Copied: %v", err)
-	}
+	copied(t, ctx, "#pg-choices .copy-answer")
 	if got := readClipboard(t, ctx); got != answer {
 		t.Errorf("Copy on the answer put %q on the clipboard, want the answer %q", got, answer)
 	}
 
 	code := evalString(t, ctx, `document.querySelector("#pg-choices .code-block pre").textContent`)
-	if err := chromedp.Do(ctx, chromedp.Click(chromedp.CSS("#pg-choices .code-copy")), chromedp.Poll[chromedp.Void](`document.querySelector("#pg-choices .code-copy").textContent === "Copied"`)); err != nil {
-		t.Fatal(err)
-	}
+	copied(t, ctx, "#pg-choices .code-copy")
 	if got := readClipboard(t, ctx); got != code || !strings.Contains(answer, strings.TrimSpace(got)) {
 		t.Errorf("Copy on the code block put %q on the clipboard, want the block's code %q, as in the answer", got, code)
 	}
 
-	if err := chromedp.Do(ctx, chromedp.Click(chromedp.CSS("#pg-messages .message [data-copy-message]")), chromedp.Poll[chromedp.Void](`document.querySelector("#pg-messages [data-copy-message]").textContent === "Copied"`)); err != nil {
-		t.Fatal(err)
-	}
+	copied(t, ctx, "#pg-messages .message [data-copy-message]")
 	if got := readClipboard(t, ctx); got != "Write a Python function that parses invoices from a CSV file." {
 		t.Errorf("Copy on the message put %q on the clipboard", got)
 	}

@@ -902,6 +902,7 @@ import { readPrompt as readPromptText, writePrompt as promptEditorText, promptSh
       }
     }
     if (!btn.dataset.label) btn.dataset.label = btn.textContent;
+    btn.dataset.copied = ok ? "copied" : "selected"; // what the last click did, for scripts and tests
     btn.textContent = ok ? "Copied" : "Selected: press Ctrl+C";
     clearTimeout(btn.copied);
     btn.copied = setTimeout(() => (btn.textContent = btn.dataset.label), 2000);
