@@ -37,8 +37,11 @@ func (h *Handler) SavePlaygroundState(c *fiber.Ctx) error {
 		return c.Status(fiber.StatusBadRequest).JSON(fiber.Map{"error": "The body is not a JSON object."})
 	}
 	if st.LastRun != 0 {
-		if _, err := h.store.Run(ctx(c), u.ID, st.LastRun); err != nil {
-			return err // another user's run, or none: 404
+		// A run just started may not have its row yet: the runner knows it.
+		if _, live := h.runner.Run(st.LastRun, u.ID); !live {
+			if _, err := h.store.Run(ctx(c), u.ID, st.LastRun); err != nil {
+				return err // another user's run, or none: 404
+			}
 		}
 	}
 	// A setup waiting to be opened is the server's to offer and the

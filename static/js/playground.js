@@ -748,6 +748,10 @@ import { readPrompt as readPromptText, writePrompt as promptEditorText, promptSh
     })
       .then((res) => {
         if (res.ok) root.dataset.stored = saved.unsaved ? "unsaved" : "clean";
+        else if (res.status === 404 && saved.last_run && state.lastRunId === saved.last_run) {
+          state.lastRunId = 0; // the run is gone from history: keep the editor without it
+          saveState();
+        }
       })
       .catch(() => {})
       .finally(() => {
