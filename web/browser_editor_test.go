@@ -547,3 +547,30 @@ func TestBrowserEditorBranchFromHereKeepsTheMessagesUpToIt(t *testing.T) {
 		t.Errorf("after Cancel the conversation is %q, want it unchanged", got)
 	}
 }
+
+// cursorJS reads the streaming cursor at the end of the first answer's
+// text: the ::after of its last text block, "none" when there is none.
+const cursorJS = `(() => { const b = document.querySelector("#pg-choices .choice .content > .text-block:last-child"); return b ? getComputedStyle(b, "::after").content : "no text"; })()`
+
+func TestBrowserEditorShowsAStreamingCursorUntilTheRunEnds(t *testing.T) {
+	s := newServer(t)
+	ctx := newBrowser(t)
+	browserSignUp(t, ctx, s, "ada")
+	err := chromedp.Do(ctx,
+		choose("sim", "sim-slow"),
+		typeMessage(0, "Tell me a long tale about tides."),
+		chromedp.SetValue(chromedp.CSS("#p-max_completion_tokens"), "30"),
+		chromedp.Click(chromedp.CSS("#pg-run")),
+		chromedp.Poll[chromedp.Void](cursorJS+` === '"▍"'`, chromedp.WithPollingInterval(20*time.Millisecond)),
+	)
+	if err != nil {
+		t.Fatalf("no cursor at the end of the text while it streams: %v", err)
+	}
+	waitRunDone(t, ctx)
+	if c := evalString(t, ctx, cursorJS); c == `"▍"` {
+		t.Error("after the run the end of the answer still shows the streaming cursor")
+	}
+	if n := evalString(t, ctx, `String(document.querySelectorAll("#pg-choices .content.streaming").length)`); n != "0" {
+		t.Errorf("after the run %s answers are still marked as streaming", n)
+	}
+}

@@ -734,6 +734,9 @@ import { readPrompt as readPromptText, writePrompt as promptEditorText, promptSh
   function saveState() {
     clearTimeout(saveTimer);
     saveTimer = 0;
+    // While the page asks whether to open another setup, the answer
+    // decides what is stored: a save now could undo a "replace".
+    if (state.asking) return;
     const { spec } = buildSpec();
     const fp = fingerprintOf(spec);
     const saved = Object.assign({}, spec, { last_run: state.lastRunId || undefined, baseline: state.baseline, ran: state.ran || undefined, unsaved: fp !== state.baseline });
@@ -998,10 +1001,18 @@ import { readPrompt as readPromptText, writePrompt as promptEditorText, promptSh
     startOutput(id);
     state.run.restored = true;
     stream.listen(`/runs/${id}/events`);
+    // The page counts as busy until the answer is back on screen.
+    busy(() => new Promise((resolve) => (state.restoring = resolve)));
+  }
+
+  function restored() {
+    if (state.restoring) state.restoring();
+    state.restoring = null;
   }
 
   // resetOutput empties the output: no run is shown.
   function resetOutput() {
+    restored();
     for (const c of state.choices) if (c.cancelSwap) c.cancelSwap();
     if (state.ending) state.ending.close();
     state.ending = null;
@@ -1367,6 +1378,7 @@ import { readPrompt as readPromptText, writePrompt as promptEditorText, promptSh
     ui.regenBtn.disabled = !chat;
     changed();
     saveNow(); // the run the output shows, for when the user comes back
+    restored();
   }
 
   // loadRawResponse shows the provider's bytes once the runner has stored them.
@@ -1746,6 +1758,7 @@ import { readPrompt as readPromptText, writePrompt as promptEditorText, promptSh
       e.preventDefault();
       $("[data-keep]", pending).click();
     });
+    state.asking = true;
     pending.showModal();
   }
   if (saved.last_run) restoreRun(saved.last_run);
