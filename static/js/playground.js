@@ -1726,6 +1726,7 @@ import { readPrompt as readPromptText, writePrompt as promptEditorText, promptSh
   ui.stopBtn.addEventListener("click", stop);
   ui.regenBtn.addEventListener("click", regenerate);
   document.addEventListener("keydown", (e) => {
+    if (document.querySelector("dialog[open]")) return; // the page is asking: keys are the dialog's
     if (e.key === "Enter" && (e.ctrlKey || e.metaKey)) {
       e.preventDefault();
       run();
