@@ -796,6 +796,7 @@ import { readPrompt as readPromptText, writePrompt as promptEditorText, promptSh
   // choice made, "" when it was dismissed (Esc).
   const confirmBox = $("#pg-confirm");
   function ask(title, text, choices) {
+    if (confirmBox.open) return Promise.resolve(""); // one question at a time
     $("#pg-confirm-h").textContent = title;
     $("#pg-confirm-text").textContent = text;
     const box = $("#pg-confirm-choices");
