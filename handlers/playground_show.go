@@ -36,26 +36,32 @@ type presetInfo struct {
 // currentSetup is what the user's playground holds: what they left, or
 // their default preset on a fresh start, or the built-in example.
 func (h *Handler) currentSetup(ctx context.Context, user int64) (playgroundState, error) {
-	saved, err := h.store.PlaygroundState(ctx, user)
-	if err != nil {
-		return playgroundState{}, err
+	s, err := h.currentPlayground(ctx, user)
+	return s.playgroundState, err
+}
+
+// currentPlayground is currentSetup with what the page keeps around it:
+// the last run shown and whether the editor has unsaved changes.
+func (h *Handler) currentPlayground(ctx context.Context, user int64) (playgroundSaved, error) {
+	saved, ok, err := h.savedPlayground(ctx, user)
+	if err != nil || ok {
+		return saved, err
 	}
-	if saved != "" {
-		var s playgroundState
-		if json.Unmarshal([]byte(saved), &s) == nil && s.Endpoint.Valid() {
-			return s, nil
+	if raw, err := h.store.PlaygroundState(ctx, user); err != nil {
+		return playgroundSaved{}, err
+	} else if raw == "" {
+		if d, err := h.store.DefaultPreset(ctx, user); err == nil {
+			return playgroundSaved{playgroundState: playgroundState{RunSpec: presetSpec(d), PresetID: d.ID, PresetVersion: d.Version, PresetName: d.Name, Variables: d.Variables}}, nil
 		}
-	} else if d, err := h.store.DefaultPreset(ctx, user); err == nil {
-		return playgroundState{RunSpec: presetSpec(d), PresetID: d.ID, PresetVersion: d.Version, PresetName: d.Name, Variables: d.Variables}, nil
 	}
-	return playgroundState{RunSpec: defaultSpec}, nil
+	return playgroundSaved{playgroundState: playgroundState{RunSpec: defaultSpec}}, nil
 }
 
 // ShowPlaygroundPage renders the playground with the setup the user left,
 // or their default preset on a fresh start.
 func (h *Handler) ShowPlaygroundPage(c *fiber.Ctx) error {
 	u, _ := CurrentUser(c)
-	st, err := h.currentSetup(ctx(c), u.ID)
+	st, err := h.currentPlayground(ctx(c), u.ID)
 	if err != nil {
 		return err
 	}
@@ -65,9 +71,11 @@ func (h *Handler) ShowPlaygroundPage(c *fiber.Ctx) error {
 	}
 	p, ok := providerByID(providers, st.Provider)
 	if !ok {
-		st = playgroundState{RunSpec: defaultSpec}
+		st = playgroundSaved{playgroundState: playgroundState{RunSpec: defaultSpec}, Pending: st.Pending}
 		p = providers[0]
 	}
+	pending := st.Pending
+	st.Pending = nil // asked about by the page's dialog, never loaded by its script
 	stateJSON, err := json.Marshal(st)
 	if err != nil {
 		return err
@@ -76,6 +84,9 @@ func (h *Handler) ShowPlaygroundPage(c *fiber.Ctx) error {
 		Page:  h.page(c, "Playground", "playground"),
 		Spec:  string(stateJSON),
 		Panel: panelView(p, st.Endpoint, st.Model()),
+	}
+	if pending != nil {
+		v.Pending = pending.Label
 	}
 	if st.PresetID != 0 {
 		// The preset as saved, to tell whether the setup changed since.

@@ -1,6 +1,7 @@
 package handlers
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -16,11 +17,13 @@ import (
 // reload, or another browser, finds the playground as it was left.
 func (h *Handler) SavePlaygroundState(c *fiber.Ctx) error {
 	u, _ := CurrentUser(c)
-	st, err := readSpec(c)
-	spec := st.RunSpec
-	if err != nil {
-		return c.Status(fiber.StatusBadRequest).JSON(fiber.Map{"error": err.Error()})
+	var st playgroundSaved
+	dec := json.NewDecoder(bytes.NewReader(c.Body()))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&st); err != nil {
+		return c.Status(fiber.StatusBadRequest).JSON(fiber.Map{"error": "The playground state is not valid: " + err.Error() + "."})
 	}
+	spec := st.RunSpec
 	if !spec.Endpoint.Valid() {
 		return c.Status(fiber.StatusUnprocessableEntity).JSON(fiber.Map{"error": `The endpoint is "chat" or "completion".`})
 	}
@@ -33,11 +36,22 @@ func (h *Handler) SavePlaygroundState(c *fiber.Ctx) error {
 	if json.Unmarshal(spec.Body, &body) != nil {
 		return c.Status(fiber.StatusBadRequest).JSON(fiber.Map{"error": "The body is not a JSON object."})
 	}
-	b, err := json.Marshal(st)
+	if st.LastRun != 0 {
+		// A run just started may not have its row yet: the runner knows it.
+		if _, live := h.runner.Run(st.LastRun, u.ID); !live {
+			if _, err := h.store.Run(ctx(c), u.ID, st.LastRun); err != nil {
+				return err // another user's run, or none: 404
+			}
+		}
+	}
+	// A setup waiting to be opened is the server's to offer and the
+	// user's to answer (ResolvePendingSetup): a save of the editor keeps it.
+	cur, _, err := h.savedPlayground(ctx(c), u.ID)
 	if err != nil {
 		return err
 	}
-	if err := h.store.SetPlaygroundState(ctx(c), u.ID, string(b)); err != nil {
+	st.Pending = cur.Pending
+	if err := h.storePlayground(ctx(c), u.ID, st); err != nil {
 		return err
 	}
 	return c.SendStatus(fiber.StatusNoContent)

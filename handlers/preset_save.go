@@ -92,6 +92,13 @@ func (h *Handler) UpdatePreset(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
+	// Without the version it builds on, a save cannot tell whether it
+	// would overwrite someone's newer one (the store takes version 0 as
+	// "whatever is current", for the settings form). Who may not change
+	// the preset at all is told that first.
+	if in.Version <= 0 && (cur.OwnerID == u.ID || u.IsAdmin()) {
+		return c.Status(fiber.StatusConflict).JSON(fiber.Map{"error": "This save names no version of the preset to build on, so it could overwrite a newer one. Open the preset again, or save yours as a new preset."})
+	}
 	spec, _ := json.Marshal(in.Spec)
 	next := cur
 	next.Spec, next.Variables, next.Version = string(spec), in.Variables, in.Version

@@ -240,23 +240,21 @@ func (h *Handler) OpenPreset(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	if err := h.loadPreset(c, u.ID, p); err != nil {
-		return err
-	}
-	return redirectWith(c, "/", "Opened the preset "+p.Name+".")
-}
-
-// loadPreset makes p the user's playground state, and marks it used.
-func (h *Handler) loadPreset(c *fiber.Ctx, user int64, p db.Preset) error {
-	st := playgroundState{RunSpec: presetSpec(p), PresetID: p.ID, PresetVersion: p.Version, PresetName: p.Name, Variables: p.Variables}
-	b, err := json.Marshal(st)
+	asked, err := h.loadPreset(c, u.ID, p)
 	if err != nil {
 		return err
 	}
-	if err := h.store.SetPlaygroundState(ctx(c), user, string(b)); err != nil {
-		return err
+	return openedOrAsk(c, asked, "Opened the preset "+p.Name+".")
+}
+
+// loadPreset makes p the user's playground state, and marks it used; when
+// the playground has unsaved changes, it asks first (see offerSetup).
+func (h *Handler) loadPreset(c *fiber.Ctx, user int64, p db.Preset) (asked bool, err error) {
+	st := playgroundState{RunSpec: presetSpec(p), PresetID: p.ID, PresetVersion: p.Version, PresetName: p.Name, Variables: p.Variables}
+	if asked, err = h.offerSetup(c, user, playgroundOffer{State: st, Label: "the preset " + p.Name}); err != nil {
+		return false, err
 	}
-	return h.store.TouchPreset(ctx(c), user, p.ID)
+	return asked, h.store.TouchPreset(ctx(c), user, p.ID)
 }
 
 // SetDefaultPreset makes a preset (or none) what a fresh playground loads.
@@ -377,10 +375,14 @@ func (h *Handler) ImportPreset(c *fiber.Ctx) error {
 	} else if err != nil {
 		return err
 	}
-	if err := h.loadPreset(c, u.ID, p); err != nil {
+	asked, err := h.loadPreset(c, u.ID, p)
+	if err != nil {
 		return err
 	}
 	msg := "Imported as the preset " + p.Name + "."
+	if asked {
+		msg += " Your playground has unsaved changes: choose whether to open it there."
+	}
 	if len(file.Dropped) > 0 {
 		sort.Strings(file.Dropped)
 		msg += " Left out: " + strings.Join(file.Dropped, ", ") + "."

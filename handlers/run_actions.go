@@ -96,14 +96,12 @@ func (h *Handler) OpenRunInPlayground(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	b, err := json.Marshal(st)
+	// The run's answer comes with it: the output shows what this setup gave.
+	asked, err := h.offerSetup(c, run.UserID, playgroundOffer{State: st, Label: fmt.Sprintf("run %d", run.ID), LastRun: run.ID})
 	if err != nil {
 		return err
 	}
-	if err := h.store.SetPlaygroundState(ctx(c), run.UserID, string(b)); err != nil {
-		return err
-	}
-	return redirectWith(c, "/", fmt.Sprintf("Loaded the setup of run %d.", run.ID))
+	return openedOrAsk(c, asked, fmt.Sprintf("Loaded the setup of run %d.", run.ID))
 }
 
 // RerunRun runs a run's spec again, on another provider and model when the

@@ -1,7 +1,6 @@
 package handlers
 
 import (
-	"encoding/json"
 	"errors"
 	"net/url"
 
@@ -61,14 +60,11 @@ func (h *Handler) OpenSharedRun(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	b, err := json.Marshal(st)
+	asked, err := h.offerSetup(c, u.ID, playgroundOffer{State: st, Label: "the shared setup"})
 	if err != nil {
 		return err
 	}
-	if err := h.store.SetPlaygroundState(ctx(c), u.ID, string(b)); err != nil {
-		return err
-	}
-	return redirectWith(c, "/", "Loaded the shared setup into your playground.")
+	return openedOrAsk(c, asked, "Loaded the shared setup into your playground.")
 }
 
 // sharedPreset loads the preset behind a share token the viewer may open.
@@ -121,8 +117,9 @@ func (h *Handler) CopySharedPreset(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	if err := h.loadPreset(c, u.ID, copied); err != nil {
+	asked, err := h.loadPreset(c, u.ID, copied)
+	if err != nil {
 		return err
 	}
-	return redirectWith(c, "/", "Opened your own copy of "+p.Name+".")
+	return openedOrAsk(c, asked, "Opened your own copy of "+p.Name+".")
 }

@@ -402,11 +402,13 @@ func TestBrowserSaveAPresetWithVariables(t *testing.T) {
 	if err != nil || dirty {
 		t.Errorf("a preset just saved shows as modified (%v)", err)
 	}
-	// A change marks it modified; Save makes version 2.
+	// A change marks it modified; Save, as a new version, makes version 2.
 	err = chromedp.Do(ctx,
 		chromedp.SetValue(chromedp.CSS("#p-temperature"), "0.3"),
 		chromedp.Poll[chromedp.Void](`!document.getElementById("pg-preset-dirty").hidden && !document.getElementById("pg-save").disabled`, chromedp.WithPollingInterval(20*time.Millisecond)),
 		chromedp.Click(chromedp.CSS("#pg-save")),
+		chromedp.Poll[chromedp.Void](`document.getElementById("pg-confirm").open`, chromedp.WithPollingInterval(20*time.Millisecond)),
+		clickChoice("Save as new version of Haiku writer"),
 		chromedp.Poll[chromedp.Void](`document.getElementById("pg-preset-dirty").hidden && document.getElementById("pg-preset-status").textContent.includes("version 2")`, chromedp.WithPollingInterval(20*time.Millisecond)),
 		chromedp.Click(chromedp.CSS("#pg-run")),
 	)

@@ -369,3 +369,31 @@ func TestOldPresetVersionsFollowTheCurrentVisibility(t *testing.T) {
 		t.Error("the private preset is still in bob's list")
 	}
 }
+
+// A save over a preset that names no version to build on could be over
+// anyone's newer save: it is refused as a stale one is, and the preset
+// keeps its version.
+func TestPresetSaveWithoutAVersionIsRefused(t *testing.T) {
+	s, admin := newTeam(t)
+	id := admin.savePreset("Summariser", "private")
+	changed := strings.Replace(presetSpecJSON, `"temperature":0.2`, `"temperature":0.9`, 1)
+	for _, body := range []string{
+		fmt.Sprintf(`{"spec":%s,"variables":{"topic":"tides"}}`, changed),
+		fmt.Sprintf(`{"spec":%s,"variables":{"topic":"tides"},"version":0}`, changed),
+	} {
+		r, out := admin.jsonPost(fmt.Sprintf("/presets/%d", id), body)
+		if r.status != http.StatusConflict && r.status != http.StatusBadRequest {
+			t.Errorf("a save naming no version answered %d %s, want it refused", r.status, r.body)
+		}
+		if msg, _ := out["error"].(string); !strings.Contains(msg, "version") {
+			t.Errorf("the refusal says %q, want it to say which version is missing", msg)
+		}
+	}
+	p, err := s.store.Preset(context.Background(), s.userID(t, "admin"), id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.Version != 1 || !strings.Contains(p.Spec, `"temperature":0.2`) {
+		t.Errorf("after the refused saves the preset is version %d with %s, want version 1 unchanged", p.Version, p.Spec)
+	}
+}

@@ -76,6 +76,7 @@ func routes(app *fiber.App, h *handlers.Handler, sessions *session.Manager) {
 	app.Get("/playground/panel", h.ShowPanel)
 	app.Get("/playground/models", h.ListModels)
 	app.Post("/playground/state", h.SavePlaygroundState)
+	app.Post("/playground/pending", h.ResolvePendingSetup)
 	app.Post("/playground/code", h.ShowCode)
 
 	// Runs.

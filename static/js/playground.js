@@ -23,6 +23,7 @@ import { readPrompt as readPromptText, writePrompt as promptEditorText, promptSh
     model: $("#pg-model"),
     models: $("#pg-models"),
     modelHint: $("[data-model-hint]"),
+    newBtn: $("#pg-new"),
     runBtn: $("#pg-run"),
     stopBtn: $("#pg-stop"),
     regenBtn: $("#pg-regenerate"),
@@ -57,6 +58,8 @@ import { readPrompt as readPromptText, writePrompt as promptEditorText, promptSh
         <span class="tool-id" hidden><label for="tcid-${n}">tool_call_id</label>
           <input id="tcid-${n}" data-tool-call-id spellcheck="false" size="18"></span>
         <span class="grow"></span>
+        <button type="button" class="link" data-copy-message title="Copy this message's text">Copy</button>
+        <button type="button" class="link" data-branch title="A new conversation of the messages up to this one">Branch from here</button>
         <button type="button" class="icon" data-move="-1" aria-label="Move up" title="Move up">↑</button>
         <button type="button" class="icon" data-move="1" aria-label="Move down" title="Move down">↓</button>
         <button type="button" class="icon danger" data-delete aria-label="Delete message" title="Delete">✕</button>
@@ -90,6 +93,7 @@ import { readPrompt as readPromptText, writePrompt as promptEditorText, promptSh
   function syncRow(li) {
     const role = $("[data-role]", li).value;
     li.dataset.roleName = role;
+    $("[data-content]", li).placeholder = `The ${role} message: type here to edit it`;
     $(".tool-id", li).hidden = role !== "tool";
     const reasoning = $(".msg-reasoning", li);
     reasoning.hidden = role !== "assistant";
@@ -155,6 +159,11 @@ import { readPrompt as readPromptText, writePrompt as promptEditorText, promptSh
     if (e.target.closest("[data-delete]")) {
       li.remove();
       changed();
+    } else if (e.target.closest("[data-copy-message]")) {
+      const area = $("[data-content]", li);
+      copyText(textOf(area), e.target.closest("[data-copy-message]"), area);
+    } else if (e.target.closest("[data-branch]")) {
+      branchFrom(li);
     } else if (e.target.closest("[data-move]")) {
       const dir = Number(e.target.closest("[data-move]").dataset.move);
       if (dir < 0 && li.previousElementSibling) li.parentNode.insertBefore(li, li.previousElementSibling);
@@ -262,7 +271,7 @@ import { readPrompt as readPromptText, writePrompt as promptEditorText, promptSh
     ui.modelHint.textContent = [m ? m.hint : "", note || ""].filter(Boolean).join(" — ");
   }
 
-  const state = { models: {}, run: null, stream: null, later: [], metrics: null, lastSpec: null, choices: [], frame: 0, variables: {}, preset: null };
+  const state = { models: {}, run: null, stream: null, later: [], metrics: null, lastSpec: null, choices: [], frame: 0, variables: {}, preset: null, lastRunId: 0, baseline: "", ran: "" };
   try {
     state.preset = root.dataset.preset ? JSON.parse(root.dataset.preset) : null;
   } catch {
@@ -623,7 +632,7 @@ import { readPrompt as readPromptText, writePrompt as promptEditorText, promptSh
     const dirty = setupOf(spec, spec.variables) !== setupOf(p.spec, p.variables);
     presetDirty.hidden = !dirty;
     saveBtn.disabled = !dirty || !p.can_edit;
-    saveBtn.title = p.can_edit ? "Save over the loaded preset, keeping its previous version" : "Only its owner or an admin can change this preset: save it as a new one";
+    saveBtn.title = p.can_edit ? "Save the changes: as a new version of the preset, or as a new preset" : "Only its owner or an admin can change this preset: save it as a new one";
   }
 
   function presetMessage(text, bad) {
@@ -653,10 +662,30 @@ import { readPrompt as readPromptText, writePrompt as promptEditorText, promptSh
       variables: Object.assign({}, spec.variables || {}),
       can_edit: true,
     };
+    state.baseline = fingerprintOf(spec); // saved: nothing to lose now
     changed();
+    saveNow();
   }
 
+  // Save asks what the changes become: the loaded preset's next version,
+  // or a preset of their own.
   saveBtn.addEventListener("click", async () => {
+    const p = state.preset;
+    if (!p) return;
+    const choice = await ask(
+      `Save your changes to ${p.name}?`,
+      `The setup differs from version ${p.version} of ${p.name}. A new version keeps the earlier ones in the preset's history.`,
+      [
+        { value: "version", label: `Save as new version of ${p.name}`, primary: true },
+        { value: "new", label: "Save as a new preset" },
+        { value: "", label: "Cancel" },
+      ],
+    );
+    if (choice === "version") saveVersion();
+    else if (choice === "new") openSaveAs();
+  });
+
+  async function saveVersion() {
     if (!state.preset) return;
     const { spec, errors } = buildSpec();
     if (Object.keys(errors).length) return;
@@ -664,12 +693,13 @@ import { readPrompt as readPromptText, writePrompt as promptEditorText, promptSh
     if (saved.error) return presetMessage(saved.error, true);
     adopt(saved, spec);
     presetMessage(`Saved ${saved.name} as version ${saved.version}.`);
-  });
+  }
 
-  saveAsBtn.addEventListener("click", () => {
+  function openSaveAs() {
     $("#sv-name", saveDialog).value = state.preset ? state.preset.name + " (copy)" : "";
     saveDialog.showModal();
-  });
+  }
+  saveAsBtn.addEventListener("click", openSaveAs);
 
   $("#pg-save-form").addEventListener("submit", async (e) => {
     if (e.submitter && e.submitter.value === "cancel") return;
@@ -698,14 +728,209 @@ import { readPrompt as readPromptText, writePrompt as promptEditorText, promptSh
     adopt(saved, spec);
     presetMessage(`Saved as the preset ${saved.name}.`);
   });
+  // saveState keeps the editor, the run the output shows, and whether
+  // the editor has unsaved changes: opening a run, a preset or a link
+  // into the playground asks first when it has.
   function saveState() {
+    clearTimeout(saveTimer);
+    saveTimer = 0;
+    // While the page asks whether to open another setup, the answer
+    // decides what is stored: a save now could undo a "replace".
+    if (state.asking) return;
     const { spec } = buildSpec();
+    const fp = fingerprintOf(spec);
+    const saved = Object.assign({}, spec, { last_run: state.lastRunId || undefined, baseline: state.baseline, ran: state.ran || undefined, unsaved: fp !== state.baseline });
+    // data-saving and data-stored tell scripts driving the page (and its
+    // tests) that the server has what the editor holds.
+    root.dataset.saving = String(++saving);
     fetch("/playground/state", {
       method: "POST",
       headers: { "Content-Type": "application/json", "X-CSRF-Token": csrf() },
-      body: JSON.stringify(spec),
+      body: JSON.stringify(saved),
       keepalive: true,
-    }).catch(() => {});
+    })
+      .then((res) => {
+        if (res.ok) root.dataset.stored = saved.unsaved ? "unsaved" : "clean";
+        else if (res.status === 404 && saved.last_run && state.lastRunId === saved.last_run) {
+          state.lastRunId = 0; // the run is gone from history: keep the editor without it
+          saveState();
+        }
+      })
+      .catch(() => {})
+      .finally(() => {
+        if (--saving === 0) delete root.dataset.saving;
+      });
+  }
+  let saving = 0;
+  // Leaving the page (for History, say) must not lose the last change.
+  window.addEventListener("pagehide", () => {
+    if (saveTimer) saveState();
+  });
+
+  // ---------- unsaved changes ----------
+
+  // A fingerprint of the setup (cyrb53 of its canonical JSON): the editor
+  // has unsaved changes when it differs from the setup last run, loaded
+  // or saved (state.baseline).
+  function hash(str) {
+    let h1 = 0xdeadbeef,
+      h2 = 0x41c6ce57;
+    for (let i = 0; i < str.length; i++) {
+      const ch = str.charCodeAt(i);
+      h1 = Math.imul(h1 ^ ch, 2654435761);
+      h2 = Math.imul(h2 ^ ch, 1597334677);
+    }
+    h1 = Math.imul(h1 ^ (h1 >>> 16), 2246822507) ^ Math.imul(h2 ^ (h2 >>> 13), 3266489909);
+    h2 = Math.imul(h2 ^ (h2 >>> 16), 2246822507) ^ Math.imul(h1 ^ (h1 >>> 13), 3266489909);
+    return (h2 >>> 0).toString(16).padStart(8, "0") + (h1 >>> 0).toString(16).padStart(8, "0");
+  }
+  const fingerprintOf = (spec) => hash(setupOf(spec, spec.variables));
+  const fingerprint = () => fingerprintOf(buildSpec().spec);
+  const unsaved = () => fingerprint() !== state.baseline;
+
+  function saveNow() {
+    saveState();
+  }
+
+  // ask shows the page's question dialog and resolves to the value of the
+  // choice made, "" when it was dismissed (Esc).
+  const confirmBox = $("#pg-confirm");
+  function ask(title, text, choices) {
+    if (confirmBox.open) return Promise.resolve(""); // one question at a time
+    $("#pg-confirm-h").textContent = title;
+    $("#pg-confirm-text").textContent = text;
+    const box = $("#pg-confirm-choices");
+    box.textContent = "";
+    for (const c of choices) {
+      const b = document.createElement("button");
+      b.value = c.value;
+      b.textContent = c.label;
+      if (c.primary) b.className = "primary";
+      box.append(b);
+    }
+    confirmBox.returnValue = "";
+    confirmBox.showModal();
+    return new Promise((resolve) => confirmBox.addEventListener("close", () => resolve(confirmBox.returnValue), { once: true }));
+  }
+
+  // ---------- New and Branch ----------
+
+  ui.newBtn.addEventListener("click", async () => {
+    if (state.stream) return;
+    if (unsaved()) {
+      const choice = await ask(
+        "Discard your changes?",
+        "The editor has changes that were not run or saved. New empties the conversation, the output and the loaded preset; the provider and model stay.",
+        [
+          { value: "discard", label: "Discard changes", primary: true },
+          { value: "keep", label: "Keep editing" },
+        ],
+      );
+      if (choice !== "discard") return;
+    }
+    state.preset = null;
+    state.variables = {};
+    renderMessages([{ role: "user", content: "" }]);
+    writePrompt("");
+    applyPanel({});
+    clearErrors();
+    resetOutput();
+    state.ran = "";
+    state.baseline = fingerprint(); // an empty editor has nothing to lose
+    changed();
+    saveNow();
+    const first = $("#pg-messages [data-content]");
+    if (first && endpoint() === "chat") first.focus();
+    else ui.prompt.focus();
+  });
+
+  // branchFrom makes a new conversation of the messages up to and
+  // including li, with no preset attached. The old one is in history only
+  // as the runs it made: the question says what would be lost.
+  async function branchFrom(li) {
+    if (state.stream) return;
+    const rows = $$(".message", ui.messages);
+    const n = rows.indexOf(li) + 1;
+    const fp = fingerprint();
+    let kept;
+    if (state.ran && state.ran === fp) kept = "This conversation stays in history as the runs it made.";
+    else if (state.ran) kept = "Its runs stay in history, but the changes made since it was last run are not in history: they will be lost.";
+    else kept = "Nothing of this conversation was run, so it is not in history: branching replaces it for good.";
+    const choice = await ask(
+      `Branch from message ${n}?`,
+      `A new conversation of messages 1 to ${n}${rows.length > n ? ` (the ${rows.length - n} after it are left out)` : ""}, with no preset attached. ${kept}`,
+      [
+        { value: "branch", label: "Branch", primary: true },
+        { value: "keep", label: "Cancel" },
+      ],
+    );
+    if (choice !== "branch") return;
+    rows.slice(n).forEach((r) => r.remove());
+    state.preset = null;
+    resetOutput();
+    state.ran = "";
+    changed();
+    saveNow();
+    $("[data-content]", li).focus();
+  }
+
+  // ---------- copying ----------
+
+  // copyText puts text on the clipboard; where the page may not write it
+  // there, the text is selected for the user to copy. The button says
+  // which happened.
+  async function copyText(text, btn, source) {
+    let ok = false;
+    try {
+      await navigator.clipboard.writeText(text);
+      ok = true;
+    } catch {
+      const t = document.createElement("textarea");
+      t.value = text;
+      t.setAttribute("readonly", "");
+      t.className = "offscreen";
+      document.body.append(t);
+      t.select();
+      try {
+        ok = document.execCommand("copy");
+      } catch {
+        ok = false;
+      }
+      t.remove();
+    }
+    if (!ok && source) {
+      if (source.select) {
+        source.focus();
+        source.select();
+      } else {
+        const r = document.createRange();
+        r.selectNodeContents(source);
+        getSelection().removeAllRanges();
+        getSelection().addRange(r);
+      }
+    }
+    if (!btn.dataset.label) btn.dataset.label = btn.textContent;
+    btn.dataset.copied = ok ? "copied" : "selected"; // what the last click did, for scripts and tests
+    btn.textContent = ok ? "Copied" : "Selected: press Ctrl+C";
+    clearTimeout(btn.copied);
+    btn.copied = setTimeout(() => (btn.textContent = btn.dataset.label), 2000);
+  }
+
+  $("[data-copy-system]").addEventListener("click", (e) => copyText(ui.system.value, e.currentTarget, ui.system));
+
+  // codeCopyButtons gives each code block of a rendered answer a Copy button.
+  function codeCopyButtons(box) {
+    for (const pre of $$("pre", box)) {
+      if (pre.parentElement.classList.contains("code-block")) continue;
+      const wrap = document.createElement("div");
+      wrap.className = "code-block";
+      const b = document.createElement("button");
+      b.type = "button";
+      b.className = "copy code-copy";
+      b.textContent = "Copy";
+      pre.replaceWith(wrap);
+      wrap.append(b, pre);
+    }
   }
 
   // ---------- running ----------
@@ -736,6 +961,7 @@ import { readPrompt as readPromptText, writePrompt as promptEditorText, promptSh
       return;
     }
     if (EventStream.isStream(res)) {
+      ranNow(spec);
       state.lastSpec = spec;
       state.shape = promptShape(spec && spec.endpoint, spec && spec.body);
       startOutput(Number(res.headers.get("X-Knobs-Run")));
@@ -748,6 +974,7 @@ import { readPrompt as readPromptText, writePrompt as promptEditorText, promptSh
         else showRunError({ kind: "server", message: data.error || `Knobs answered ${res.status}.` });
         return;
       }
+      ranNow(spec);
       state.lastSpec = spec;
       state.shape = promptShape(spec && spec.endpoint, spec && spec.body);
       startOutput(data.id);
@@ -756,7 +983,57 @@ import { readPrompt as readPromptText, writePrompt as promptEditorText, promptSh
     if (!$('[data-panel="code"]').hidden) loadCode();
   }
 
+  // ranNow records that spec was run: the editor holds no unsaved change
+  // until it is edited again.
+  function ranNow(spec) {
+    state.ran = state.baseline = fingerprintOf(spec);
+  }
+
+  // restoreRun shows a run's stored answer (or follows it, if it is still
+  // running) in the output: the answer is still there when the user comes
+  // back from another page.
+  function restoreRun(id) {
+    const { spec } = buildSpec();
+    state.lastSpec = spec;
+    state.shape = promptShape(spec.endpoint, spec.body);
+    const stream = newStream();
+    state.stream = stream;
+    setRunning(true);
+    startOutput(id);
+    state.run.restored = true;
+    stream.listen(`/runs/${id}/events`);
+    // The page counts as busy until the answer is back on screen.
+    busy(() => new Promise((resolve) => (state.restoring = resolve)));
+  }
+
+  function restored() {
+    if (state.restoring) state.restoring();
+    state.restoring = null;
+  }
+
+  // resetOutput empties the output: no run is shown.
+  function resetOutput() {
+    restored();
+    for (const c of state.choices) if (c.cancelSwap) c.cancelSwap();
+    if (state.ending) state.ending.close();
+    state.ending = null;
+    state.run = null;
+    state.lastRunId = 0;
+    state.choices = [];
+    state.answer = null;
+    ui.choices.innerHTML = `<p class="muted empty">Press Run to see the answer stream in here.</p>`;
+    ui.metrics.textContent = "";
+    ui.rawEvents.textContent = "";
+    ui.rawRequest.textContent = "Nothing sent yet.";
+    ui.rawResponse.textContent = "Shown when the run ends.";
+    hideRunError();
+    ui.addBtn.disabled = true;
+    ui.regenBtn.disabled = true;
+    ui.reply.hidden = true;
+  }
+
   function setRunning(on) {
+    ui.newBtn.disabled = on;
     ui.runBtn.disabled = on;
     ui.stopBtn.disabled = !on;
     root.classList.toggle("running", on);
@@ -771,6 +1048,7 @@ import { readPrompt as readPromptText, writePrompt as promptEditorText, promptSh
   function startOutput(id) {
     for (const c of state.choices) if (c.cancelSwap) c.cancelSwap(); // a previous answer still going in
     state.run = { id, done: false, raw: [], rawCount: 0, status: "" };
+    state.lastRunId = id;
     state.choices = [];
     state.later = [];
     state.metrics = null;
@@ -799,7 +1077,8 @@ import { readPrompt as readPromptText, writePrompt as promptEditorText, promptSh
     el.className = "choice";
     el.innerHTML = `
         <header class="choice-head"><span class="choice-index"></span><span class="finish"></span>
-          <button type="button" class="link use-choice" hidden>Add this answer to the conversation</button></header>
+          <button type="button" class="link use-choice" hidden>Add this answer to the conversation</button>
+          <button type="button" class="copy copy-answer" title="Copy the answer's text">Copy</button></header>
         <details class="thinking" hidden><summary>Thinking</summary><div class="thinking-text"></div></details>
         <div class="tool-calls"></div>
         <div class="content streaming"></div>
@@ -882,6 +1161,11 @@ import { readPrompt as readPromptText, writePrompt as promptEditorText, promptSh
       lost: () => {
         if (state.stream !== stream) return;
         endStream();
+        if (state.run && state.run.restored && !state.run.done) {
+          resetOutput(); // the run is gone (purged, deleted): nothing to show again
+          saveNow();
+          return;
+        }
         showRunError({ kind: "network", message: "The connection to Knobs was lost. The run was stored with whatever had arrived; run again when Knobs is back." });
       },
       handlers: {
@@ -968,7 +1252,8 @@ import { readPrompt as readPromptText, writePrompt as promptEditorText, promptSh
       const dt = document.createElement("dt");
       const dd = document.createElement("dd");
       dt.textContent = label;
-      dd.textContent = value;
+      if (value instanceof Node) dd.append(value);
+      else dd.textContent = value;
       div.append(dt, dd);
       dl.append(div);
     };
@@ -990,6 +1275,12 @@ import { readPrompt as readPromptText, writePrompt as promptEditorText, promptSh
       const fr = (done.finish_reasons || []).filter(Boolean);
       if (fr.length) add("Finish", [...new Set(fr)].join(", "));
       add("Status", done.status);
+      if (state.run && state.run.id) {
+        const a = document.createElement("a");
+        a.href = `/runs/${state.run.id}`;
+        a.textContent = `run ${state.run.id}`;
+        add("In history", a);
+      }
     }
     ui.metrics.replaceChildren(dl);
     showAnswerLabels();
@@ -1075,9 +1366,20 @@ import { readPrompt as readPromptText, writePrompt as promptEditorText, promptSh
     const chat = state.lastSpec && state.lastSpec.endpoint === "chat";
     const answered = state.choices[0] && (state.choices[0].content || Object.keys(state.choices[0].tools).length);
     ui.addBtn.disabled = !(chat && answered);
+    if (state.run.restored && answered) {
+      // Shown again after a visit elsewhere: if the answer was added to
+      // the conversation then, it is the last message now.
+      const last = $$(".message", ui.messages).pop();
+      if (last && $("[data-role]", last).value === "assistant" && textOf($("[data-content]", last)) === state.choices[0].content) {
+        state.run.added = last;
+        ui.addBtn.disabled = true;
+      }
+    }
     ui.reply.hidden = !(chat && answered);
     ui.regenBtn.disabled = !chat;
     changed();
+    saveNow(); // the run the output shows, for when the user comes back
+    restored();
   }
 
   // loadRawResponse shows the provider's bytes once the runner has stored them.
@@ -1127,6 +1429,7 @@ import { readPrompt as readPromptText, writePrompt as promptEditorText, promptSh
       c.cancelSwap = swapHTML(box, c.html, () => {
         c.cancelSwap = null;
         box.className = "content md";
+        codeCopyButtons(box);
       });
     } else if (box.classList.contains("streaming")) {
       box.className = "content plain"; // the streamed blocks are the text
@@ -1279,6 +1582,15 @@ import { readPrompt as readPromptText, writePrompt as promptEditorText, promptSh
 
   ui.addBtn.addEventListener("click", () => addToConversation(0));
   ui.choices.addEventListener("click", (e) => {
+    const copy = e.target.closest(".copy-answer, .code-copy");
+    if (copy) {
+      if (copy.classList.contains("code-copy")) copyText(copy.nextElementSibling.textContent, copy, copy.nextElementSibling);
+      else {
+        const c = state.choices.find((c) => c.el && c.el.contains(copy));
+        if (c) copyText(c.content, copy, $(".content", c.el));
+      }
+      return;
+    }
     const b = e.target.closest(".use-choice");
     if (!b) return;
     addToConversation(state.choices.findIndex((c) => c.el.contains(b)));
@@ -1398,7 +1710,7 @@ import { readPrompt as readPromptText, writePrompt as promptEditorText, promptSh
       d.innerHTML = `<summary></summary><button type="button" class="copy">Copy</button><pre class="raw"></pre>`;
       $("summary", d).textContent = s.label;
       $("pre", d).textContent = s.code;
-      $(".copy", d).addEventListener("click", () => navigator.clipboard && navigator.clipboard.writeText(s.code));
+      $(".copy", d).addEventListener("click", (e) => copyText(s.code, e.currentTarget, $("pre", d)));
       ui.code.appendChild(d);
     }
     if (data.note) {
@@ -1415,6 +1727,7 @@ import { readPrompt as readPromptText, writePrompt as promptEditorText, promptSh
   ui.stopBtn.addEventListener("click", stop);
   ui.regenBtn.addEventListener("click", regenerate);
   document.addEventListener("keydown", (e) => {
+    if (document.querySelector("dialog[open]")) return; // the page is asking: keys are the dialog's
     if (e.key === "Enter" && (e.ctrlKey || e.metaKey)) {
       e.preventDefault();
       run();
@@ -1426,13 +1739,31 @@ import { readPrompt as readPromptText, writePrompt as promptEditorText, promptSh
 
   // ---------- start ----------
 
+  let saved = {};
   try {
-    applySpec(JSON.parse(root.dataset.spec));
+    saved = JSON.parse(root.dataset.spec);
+    applySpec(saved);
   } catch {
     renderMessages([{ role: "user", content: "" }]);
   }
   renderVariables();
   showPreset();
+  // What the page saved as clean is fingerprinted again as the editor
+  // reads it back, so that a round trip through the page is no change.
+  const fp = fingerprint();
+  state.baseline = saved.unsaved ? saved.baseline || "" : fp;
+  state.ran = saved.ran && !saved.unsaved && saved.ran === saved.baseline ? fp : saved.ran || "";
+  const pending = $("#pg-pending");
+  if (pending) {
+    // Esc keeps the user's work, as "Keep mine" does.
+    pending.addEventListener("cancel", (e) => {
+      e.preventDefault();
+      $("[data-keep]", pending).click();
+    });
+    state.asking = true;
+    pending.showModal();
+  }
+  if (saved.last_run) restoreRun(saved.last_run);
   busy(loadModels);
   // The page's script has set everything up (a module runs after the
   // page is shown): tests and tools wait for this before they type.
