@@ -245,6 +245,12 @@ func TestBrowserPresenterModeShowsTitlePromptModelsAndCutOff(t *testing.T) {
 	if len(race) != 2 || !strings.HasSuffix(race[1], "tokens/s") {
 		t.Errorf("the race shows %q, want the slow pane's tokens/s", race)
 	}
+	// The long answer finished: its pane is back at the start of it.
+	back := eval[[]float64](t, ctx, `(() => { const o = document.querySelector(".cmp-pane .pane-output"); const c = o.querySelector(".choice");
+		return [o.scrollHeight - o.clientHeight, o.scrollTop, c.getBoundingClientRect().top - o.getBoundingClientRect().top]; })()`)
+	if back[0] <= 0 || back[1] >= back[0] || back[2] < -1 || back[2] > 40 {
+		t.Errorf("pane 1's answer (overflowing by %v px) is scrolled to %v px, its start %v px from the top; want the start in view", back[0], back[1], back[2])
+	}
 	viewShot(t, ctx, "compare-presenter.png")
 
 	// The comparison is saved: a title edited now is kept.
@@ -372,7 +378,7 @@ func TestBrowserComparePhoneScreenshot(t *testing.T) {
 	if over := eval[bool](t, ctx, `document.documentElement.scrollWidth > innerWidth`); over {
 		t.Errorf("the compare page is wider than a 390 px phone: %v px", eval[int](t, ctx, `document.documentElement.scrollWidth`))
 	}
-	eval[bool](t, ctx, `document.querySelector(".cmp-pane").scrollIntoView(), true`)
+	eval[bool](t, ctx, `scrollTo(0, document.querySelector(".cmp-pane").getBoundingClientRect().top + scrollY - 110), true`)
 	viewShot(t, ctx, "compare-phone.png")
 	// On a touch screen the stage shows no key hints: there are no keys.
 	err = chromedp.Do(ctx,
