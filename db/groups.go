@@ -36,6 +36,21 @@ func (s *Store) CreateGroup(ctx context.Context, owner int64, title, panes strin
 	return id, nil
 }
 
+// RenameGroup sets the title of one of owner's groups; another user's
+// group is ErrNotFound.
+func (s *Store) RenameGroup(ctx context.Context, owner, id int64, title string) error {
+	res, err := s.w.ExecContext(ctx, `UPDATE groups SET title = ? WHERE id = ? AND owner_id = ?`, title, id, owner)
+	if err != nil {
+		return fmt.Errorf("db: unable to rename group %d: %w", id, err)
+	}
+	if n, err := res.RowsAffected(); err != nil {
+		return fmt.Errorf("db: unable to rename group %d: %w", id, err)
+	} else if n == 0 {
+		return ErrNotFound
+	}
+	return nil
+}
+
 // Group loads one of viewer's comparison groups with the run of each
 // pane; another user's group is ErrNotFound.
 func (s *Store) Group(ctx context.Context, viewer, id int64) (Group, error) {

@@ -1,6 +1,7 @@
 package handlers
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"strconv"
@@ -9,6 +10,8 @@ import (
 	"github.com/gofiber/fiber/v2"
 
 	"knobs/db"
+	"knobs/llm"
+	"knobs/ordered"
 	"knobs/views"
 )
 
@@ -54,13 +57,73 @@ func (h *Handler) ShowComparePage(c *fiber.Ctx) error {
 		if err != nil {
 			return err
 		}
-		start.Panes = []json.RawMessage{b, b}
+		// Two panes of one model compare little: the second starts on
+		// another model when there is one.
+		other, err := h.withOtherModel(ctx(c), u.ID, st)
+		if err != nil {
+			return err
+		}
+		b2, err := json.Marshal(other)
+		if err != nil {
+			return err
+		}
+		start.Panes = []json.RawMessage{b, b2}
 	}
 	v, err := h.compareView(c, "Compare", views.CompareEdit, start)
 	if err != nil {
 		return err
 	}
 	return Render(c, fiber.StatusOK, views.ComparePage(v))
+}
+
+// withOtherModel returns st on another model: the provider's next known
+// model, else a known model of another provider the user can run; st as
+// it is when there is none (a custom provider, no key anywhere else).
+func (h *Handler) withOtherModel(ctx context.Context, user int64, st playgroundState) (playgroundState, error) {
+	body := ordered.NewObject()
+	if json.Unmarshal(st.Body, body) != nil {
+		return st, nil
+	}
+	current, _ := body.Get("model")
+	providers, err := h.providerList(ctx)
+	if err != nil {
+		return st, err
+	}
+	// The pane's own provider first, then the others in the picker's order.
+	order := []Provider{}
+	if p, ok := providerByID(providers, st.Provider); ok {
+		order = append(order, p)
+	}
+	for _, p := range providers {
+		if p.ID != st.Provider {
+			order = append(order, p)
+		}
+	}
+	for _, p := range order {
+		models := llm.KnownModels(p.Dialect)
+		if len(models) == 0 {
+			continue
+		}
+		if p.ID != st.Provider {
+			if _, err := h.resolveKey(ctx, user, p); err != nil {
+				continue // no key (or an unreadable one): the pane could not run
+			}
+		}
+		for _, m := range models {
+			if m.ID == current {
+				continue
+			}
+			body.Set("model", m.ID)
+			b, err := json.Marshal(body)
+			if err != nil {
+				return st, err
+			}
+			out := st
+			out.Provider, out.Body = p.ID, b
+			return out, nil
+		}
+	}
+	return st, nil
 }
 
 // ShowGroupPage renders one of the user's saved comparisons with its

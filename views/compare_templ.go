@@ -360,88 +360,96 @@ func ComparePage(v CompareView) templ.Component {
 					return templ_7745c5c3_Err
 				}
 			}
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 33, "</section><div class=\"cmp-stage\" id=\"cmp-stage\" tabindex=\"-1\"><div class=\"cmp-panes\" id=\"cmp-panes\"></div><section class=\"cmp-summary card\" id=\"cmp-summary\" aria-labelledby=\"cmp-summary-h\" hidden><h2 id=\"cmp-summary-h\">Summary</h2><ul id=\"cmp-summary-list\"></ul></section></div>")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 33, "</section><div class=\"cmp-stage\" id=\"cmp-stage\" tabindex=\"-1\">")
+			if templ_7745c5c3_Err != nil {
+				return templ_7745c5c3_Err
+			}
+			templ_7745c5c3_Err = comparePresenterHead(v).Render(ctx, templ_7745c5c3_Buffer)
+			if templ_7745c5c3_Err != nil {
+				return templ_7745c5c3_Err
+			}
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 34, "<div class=\"cmp-panes\" id=\"cmp-panes\"></div><section class=\"cmp-summary card\" id=\"cmp-summary\" aria-labelledby=\"cmp-summary-h\" hidden><h2 id=\"cmp-summary-h\">Summary</h2><ul id=\"cmp-summary-list\"></ul></section></div>")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
 			if v.Mode != CompareShared {
-				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 34, "<section class=\"cmp-continue card\" id=\"cmp-continue\" aria-label=\"Continue the conversation\" hidden><label for=\"cmp-continue-text\">Continue in every pane</label> <textarea id=\"cmp-continue-text\" rows=\"2\" placeholder=\"Your next message\"></textarea><div class=\"actions\"><button type=\"button\" class=\"primary\" id=\"cmp-continue-all\">Send to every pane</button></div><p class=\"hint\">Each pane keeps its own answers: its next request is the shared conversation, its answers and your new messages.</p></section>")
+				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 35, "<section class=\"cmp-continue card\" id=\"cmp-continue\" aria-label=\"Continue the conversation\" hidden><label for=\"cmp-continue-text\">Continue in every pane</label> <textarea id=\"cmp-continue-text\" rows=\"2\" placeholder=\"Your next message\"></textarea><div class=\"actions\"><button type=\"button\" class=\"primary\" id=\"cmp-continue-all\">Send to every pane</button></div><p class=\"hint\">Each pane keeps its own answers: its next request is the shared conversation, its answers and your new messages.</p></section>")
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}
 			}
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 35, "<template id=\"cmp-pane-tpl\"><section class=\"cmp-pane card\" tabindex=\"-1\"><header class=\"pane-head\"><h2 class=\"pane-label\"></h2><span class=\"pane-badges\"></span> <span class=\"grow\"></span> ")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 36, "<template id=\"cmp-pane-tpl\"><section class=\"cmp-pane card\" tabindex=\"-1\"><header class=\"pane-head\"><div class=\"pane-titles\"><h2 class=\"pane-label\"></h2><p class=\"pane-sub\"></p></div><span class=\"grow\"></span> ")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
 			if v.Mode != CompareShared {
-				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 36, "<button type=\"button\" class=\"pane-stop\" disabled>Stop</button> <button type=\"button\" class=\"icon danger pane-remove\" aria-label=\"Remove pane\" title=\"Remove pane\">✕</button>")
+				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 37, "<button type=\"button\" class=\"pane-stop\" disabled>Stop</button> <button type=\"button\" class=\"icon danger pane-remove\" aria-label=\"Remove pane\" title=\"Remove pane\">✕</button>")
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}
 			}
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 37, "</header>")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 38, "</header><div class=\"pane-badges\" aria-label=\"Awards\"></div>")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
 			if v.Mode != CompareShared {
-				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 38, "<div class=\"pane-edit\"><div class=\"field\"><label data-for=\"provider\">Provider</label> <select data-id=\"provider\" data-provider>")
+				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 39, "<div class=\"pane-edit\"><div class=\"field\"><label data-for=\"provider\">Provider</label> <select data-id=\"provider\" data-provider>")
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}
 				for _, p := range v.Providers {
-					templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 39, "<option value=\"")
+					templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 40, "<option value=\"")
 					if templ_7745c5c3_Err != nil {
 						return templ_7745c5c3_Err
 					}
 					var templ_7745c5c3_Var16 string
 					templ_7745c5c3_Var16, templ_7745c5c3_Err = templruntime.NewAttributeExpression(p.ID).Resolve(ctx)
 					if templ_7745c5c3_Err != nil {
-						return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/compare.templ`, Line: 195, Col: 30}
+						return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/compare.templ`, Line: 199, Col: 30}
 					}
 					_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ_7745c5c3_Var16)
 					if templ_7745c5c3_Err != nil {
 						return templ_7745c5c3_Err
 					}
-					templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 40, "\">")
+					templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 41, "\">")
 					if templ_7745c5c3_Err != nil {
 						return templ_7745c5c3_Err
 					}
 					var templ_7745c5c3_Var17 string
 					templ_7745c5c3_Var17, templ_7745c5c3_Err = templ.JoinStringErrs(p.Name)
 					if templ_7745c5c3_Err != nil {
-						return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/compare.templ`, Line: 195, Col: 41}
+						return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/compare.templ`, Line: 199, Col: 41}
 					}
 					_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var17))
 					if templ_7745c5c3_Err != nil {
 						return templ_7745c5c3_Err
 					}
-					templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 41, "</option>")
+					templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 42, "</option>")
 					if templ_7745c5c3_Err != nil {
 						return templ_7745c5c3_Err
 					}
 				}
-				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 42, "</select></div><div class=\"field grow\"><label data-for=\"model\">Model</label> <input data-id=\"model\" data-model data-list=\"models\" autocomplete=\"off\" spellcheck=\"false\" placeholder=\"model id\"> <datalist data-id=\"models\"></datalist><p class=\"field-error\" data-pane-error=\"model\" hidden></p></div><details class=\"pane-params\"><summary>Parameters</summary><div class=\"pane-panel\" data-panel></div></details><p class=\"field-error\" data-pane-error=\"general\" hidden></p></div>")
+				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 43, "</select></div><div class=\"field grow\"><label data-for=\"model\">Model</label> <input data-id=\"model\" data-model data-list=\"models\" autocomplete=\"off\" spellcheck=\"false\" placeholder=\"model id\"> <datalist data-id=\"models\"></datalist><p class=\"field-error\" data-pane-error=\"model\" hidden></p></div><details class=\"pane-params\"><summary>Parameters</summary><div class=\"pane-panel\" data-panel></div></details><p class=\"field-error\" data-pane-error=\"general\" hidden></p></div>")
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}
 			} else {
-				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 43, "<p class=\"pane-spec muted\"></p>")
+				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 44, "<p class=\"pane-spec muted\"></p>")
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}
 			}
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 44, "<div class=\"pane-metrics\"><div class=\"metrics\" data-metrics></div><progress class=\"pane-progress\" aria-label=\"Progress\" hidden></progress></div><div class=\"run-error\" data-error role=\"alert\" hidden></div><div class=\"pane-output\" data-output aria-live=\"off\"><p class=\"muted empty\">The answer streams in here.</p></div>")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 45, "<div class=\"pane-race\" aria-hidden=\"true\"><div class=\"race-track\"><div class=\"race-bar\"></div></div><span class=\"race-rate\">…</span></div><div class=\"pane-metrics\"><div class=\"metrics\" data-metrics></div><progress class=\"pane-progress\" aria-label=\"Progress\" hidden></progress></div><div class=\"run-error\" data-error role=\"alert\" hidden></div><div class=\"pane-output\" data-output aria-live=\"off\"><p class=\"muted empty\">The answer streams in here.</p></div>")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
 			if v.Mode != CompareShared {
-				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 45, "<form class=\"pane-continue\" hidden><label data-for=\"continue\">Continue here only</label> <textarea data-id=\"continue\" rows=\"2\" placeholder=\"Your next message to this pane\"></textarea> <button type=\"submit\">Send to this pane</button></form>")
+				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 46, "<form class=\"pane-continue\" hidden><label data-for=\"continue\">Continue here only</label> <textarea data-id=\"continue\" rows=\"2\" placeholder=\"Your next message to this pane\"></textarea> <button type=\"submit\">Send to this pane</button></form>")
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}
 			}
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 46, "</section></template></div><script type=\"module\" src=\"/static/js/compare.js\"></script>")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 47, "</section></template></div><script type=\"module\" src=\"/static/js/compare.js\"></script>")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
@@ -453,6 +461,95 @@ func ComparePage(v CompareView) templ.Component {
 		}
 		return nil
 	})
+}
+
+// comparePresenterHead is what presenter mode shows above the panes: the
+// comparison's title (editable in place, except on a shared page), the
+// prompt every pane answers and the keys that drive the stage.
+func comparePresenterHead(v CompareView) templ.Component {
+	return templruntime.GeneratedTemplate(func(templ_7745c5c3_Input templruntime.GeneratedComponentInput) (templ_7745c5c3_Err error) {
+		templ_7745c5c3_W, ctx := templ_7745c5c3_Input.Writer, templ_7745c5c3_Input.Context
+		if templ_7745c5c3_CtxErr := ctx.Err(); templ_7745c5c3_CtxErr != nil {
+			return templ_7745c5c3_CtxErr
+		}
+		templ_7745c5c3_Buffer, templ_7745c5c3_IsBuffer := templruntime.GetBuffer(templ_7745c5c3_W)
+		if !templ_7745c5c3_IsBuffer {
+			defer func() {
+				templ_7745c5c3_BufErr := templruntime.ReleaseBuffer(templ_7745c5c3_Buffer)
+				if templ_7745c5c3_Err == nil {
+					templ_7745c5c3_Err = templ_7745c5c3_BufErr
+				}
+			}()
+		}
+		ctx = templ.InitializeContext(ctx)
+		ctx = templ.ClearChildren(ctx)
+		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 48, "<header class=\"cmp-present-head\" id=\"cmp-present-head\">")
+		if templ_7745c5c3_Err != nil {
+			return templ_7745c5c3_Err
+		}
+		if v.Mode == CompareShared {
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 49, "<h1 class=\"cmp-present-title\" id=\"cmp-present-title\">")
+			if templ_7745c5c3_Err != nil {
+				return templ_7745c5c3_Err
+			}
+			var templ_7745c5c3_Var19 string
+			templ_7745c5c3_Var19, templ_7745c5c3_Err = templ.JoinStringErrs(v.Title)
+			if templ_7745c5c3_Err != nil {
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/compare.templ`, Line: 250, Col: 65}
+			}
+			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var19))
+			if templ_7745c5c3_Err != nil {
+				return templ_7745c5c3_Err
+			}
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 50, "</h1>")
+			if templ_7745c5c3_Err != nil {
+				return templ_7745c5c3_Err
+			}
+		} else {
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 51, "<input class=\"cmp-present-title\" id=\"cmp-present-title\" aria-label=\"Title\" maxlength=\"200\" placeholder=\"Untitled comparison\" value=\"")
+			if templ_7745c5c3_Err != nil {
+				return templ_7745c5c3_Err
+			}
+			var templ_7745c5c3_Var20 string
+			templ_7745c5c3_Var20, templ_7745c5c3_Err = templruntime.NewAttributeExpression(v.Title).Resolve(ctx)
+			if templ_7745c5c3_Err != nil {
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/compare.templ`, Line: 252, Col: 143}
+			}
+			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ_7745c5c3_Var20)
+			if templ_7745c5c3_Err != nil {
+				return templ_7745c5c3_Err
+			}
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 52, "\">")
+			if templ_7745c5c3_Err != nil {
+				return templ_7745c5c3_Err
+			}
+		}
+		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 53, "<blockquote class=\"cmp-present-prompt\" id=\"cmp-present-prompt\"></blockquote><p class=\"keyhints\" id=\"cmp-keyhints\"><span><kbd>Enter</kbd> ")
+		if templ_7745c5c3_Err != nil {
+			return templ_7745c5c3_Err
+		}
+		var templ_7745c5c3_Var21 string
+		templ_7745c5c3_Var21, templ_7745c5c3_Err = templ.JoinStringErrs(presenterRunHint(v.Mode))
+		if templ_7745c5c3_Err != nil {
+			return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/compare.templ`, Line: 256, Col: 52}
+		}
+		_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var21))
+		if templ_7745c5c3_Err != nil {
+			return templ_7745c5c3_Err
+		}
+		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 54, "</span> <span><kbd>Esc</kbd> stop</span> <span><kbd>←</kbd><kbd>→</kbd> panes</span> <span><kbd>s</kbd> summary</span> <span><kbd>p</kbd> leave presenter mode</span></p></header>")
+		if templ_7745c5c3_Err != nil {
+			return templ_7745c5c3_Err
+		}
+		return nil
+	})
+}
+
+func presenterRunHint(mode string) string {
+	if mode == CompareShared {
+		return "replay"
+	}
+	return "run all"
 }
 
 // compareShare makes a read-only link to the comparison; shown once
@@ -474,17 +571,17 @@ func compareShare(shown bool) templ.Component {
 		}
 		ctx = templ.InitializeContext(ctx)
 		ctx = templ.ClearChildren(ctx)
-		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 47, "<div class=\"cmp-share\" id=\"cmp-share\"")
+		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 55, "<div class=\"cmp-share\" id=\"cmp-share\"")
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
 		if !shown {
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 48, " hidden")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 56, " hidden")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
 		}
-		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 49, "><a id=\"cmp-saved-link\" href=\"#\" hidden>Open the saved comparison</a><div class=\"field\"><label for=\"cmp-share-audience\">Share with</label> <select id=\"cmp-share-audience\"><option value=\"team\">team members</option> <option value=\"public\">anyone with the link</option></select></div><button type=\"button\" id=\"cmp-share-make\">Make a read-only link</button><div class=\"field grow\" hidden><label for=\"cmp-share-url\">Link</label> <input id=\"cmp-share-url\" readonly></div></div>")
+		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 57, "><a id=\"cmp-saved-link\" href=\"#\" hidden>Open the saved comparison</a><div class=\"field\"><label for=\"cmp-share-audience\">Share with</label> <select id=\"cmp-share-audience\"><option value=\"team\">team members</option> <option value=\"public\">anyone with the link</option></select></div><button type=\"button\" id=\"cmp-share-make\">Make a read-only link</button><div class=\"field grow\" hidden><label for=\"cmp-share-url\">Link</label> <input id=\"cmp-share-url\" readonly></div></div>")
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}

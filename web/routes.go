@@ -92,6 +92,7 @@ func routes(app *fiber.App, h *handlers.Handler, sessions *session.Manager) {
 	app.Post("/groups/:id/cancel", h.CancelGroup)
 	app.Get("/groups/:id/replay", h.ReplayGroup)
 	app.Post("/groups/:id/shares", h.CreateGroupShare)
+	app.Post("/groups/:id/title", h.RenameGroup)
 
 	// History: compare, export.
 	app.Get("/history/compare", h.ShowRunComparePage)

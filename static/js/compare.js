@@ -21,6 +21,9 @@ import { readPrompt, writePrompt, promptShape, choiceLabel } from "./prompt.js";
   const MAX = 6;
   const ROLES = ["user", "assistant", "system", "developer"];
   const mode = root.dataset.mode;
+  // A touch screen with no hover has no keys to hint at (emulated phones
+  // report no coarse pointer, hence the touch points).
+  if (navigator.maxTouchPoints > 0 && !matchMedia("(hover: hover)").matches) root.classList.add("touch");
   const readOnly = mode === "shared";
   const start = JSON.parse(root.dataset.start || "{}");
 
@@ -49,6 +52,8 @@ import { readPrompt, writePrompt, promptShape, choiceLabel } from "./prompt.js";
     contText: $("#cmp-continue-text"),
     contBtn: $("#cmp-continue-all"),
     share: $("#cmp-share"),
+    presentTitle: $("#cmp-present-title"),
+    presentPrompt: $("#cmp-present-prompt"),
   };
 
   const state = {
@@ -61,11 +66,14 @@ import { readPrompt, writePrompt, promptShape, choiceLabel } from "./prompt.js";
     base: [], // the shared conversation the panes' histories follow
     frame: 0,
     summaryHidden: false,
+    titles: [], // each pane's title, by page order
+    prompt: null, // the prompt of the last run or load, for presenter mode
   };
   let uid = 0;
 
   // endpoint is the mode every pane runs in: "chat" or "completion".
   let sharedEndpoint = "chat";
+  let sharedPrompt = ""; // a completion comparison's prompt as the page opened with it
   function endpoint() {
     const r = $('input[name="cmp-endpoint"]:checked');
     return r ? r.value : sharedEndpoint;
@@ -170,6 +178,10 @@ import { readPrompt, writePrompt, promptShape, choiceLabel } from "./prompt.js";
   }
 
   if (!readOnly) {
+    for (const box of [ui.chatBox, ui.promptBox])
+      box.addEventListener("input", () => {
+        state.prompt = null;
+      });
     $$("[data-add-message]").forEach((b) =>
       b.addEventListener("click", () => {
         const row = messageRow({ role: b.dataset.addMessage, content: "" });
@@ -223,6 +235,11 @@ import { readPrompt, writePrompt, promptShape, choiceLabel } from "./prompt.js";
       error: $("[data-error]", el),
       stopBtn: $(".pane-stop", el),
       specText: $(".pane-spec", el),
+      sub: $(".pane-sub", el),
+      raceBar: $(".race-bar", el),
+      raceRate: $(".race-rate", el),
+      rate: 0,
+      panelLoaded: false,
       history: [],
       specHistory: [],
       spec: spec || { provider: "sim", endpoint: "chat", body: { model: "sim-fast" } },
@@ -242,7 +259,11 @@ import { readPrompt, writePrompt, promptShape, choiceLabel } from "./prompt.js";
     p.provider.addEventListener("change", () => {
       loadModels(p);
       loadPanel(p);
+      renumber();
     });
+    // A parameter changed: the titles say what sets the panes apart.
+    p.panelBox.addEventListener("input", retitle);
+    p.panelBox.addEventListener("change", retitle);
     let t = 0;
     p.model.addEventListener("input", () => {
       clearTimeout(t);
@@ -297,33 +318,112 @@ import { readPrompt, writePrompt, promptShape, choiceLabel } from "./prompt.js";
 
   function label(p) {
     const i = state.panes.indexOf(p);
-    const m = modelOf(p);
-    return `Pane ${i + 1}` + (m ? ` · ${m}` : "");
+    return state.titles[i] || `Pane ${i + 1}`;
+  }
+
+  // ---------- pane titles ----------
+
+  const NOT_PARAMS = ["model", "messages", "prompt", "stream", "stream_options"];
+
+  // paneFacts is what pane p runs: its provider, model and parameters.
+  function paneFacts(p) {
+    if (readOnly) {
+      const body = p.spec.body || {};
+      return { provider: p.spec.provider || "", providerName: p.spec.provider || "", model: body.model || "", params: paramsOf(body) };
+    }
+    const opt = p.provider.selectedOptions[0];
+    return {
+      provider: p.provider.value,
+      providerName: opt ? opt.textContent : p.provider.value,
+      model: p.model.value.trim(),
+      // Until its panel is in, a pane's parameters are the ones it was given.
+      params: paramsOf(p.panelLoaded ? readPanel(p, {}) : p.spec.body || {}),
+    };
+  }
+
+  function paramsOf(body) {
+    const out = {};
+    for (const [k, v] of Object.entries(body || {})) if (!NOT_PARAMS.includes(k) && v !== undefined && v !== null) out[k] = v;
+    return out;
+  }
+
+  function valueText(v) {
+    const t = typeof v === "object" ? JSON.stringify(v) : String(v);
+    return t.length > 24 ? t.slice(0, 23) + "…" : t;
+  }
+
+  // paneTitles names each pane by what sets it apart from the others (a
+  // swept temperature, the model, the provider), so that a sweep does not
+  // read "Pane 3 · sim-slow" four times; panes alike are numbered.
+  function paneTitles(facts) {
+    const differs = (f) => new Set(facts.map(f)).size > 1;
+    const keys = [...new Set(facts.flatMap((f) => Object.keys(f.params)))]
+      .sort()
+      .filter((k) => differs((f) => (k in f.params ? JSON.stringify(f.params[k]) : "")));
+    const byProvider = differs((f) => f.provider);
+    const byModel = differs((f) => f.model);
+    const titles = facts.map((f, i) => {
+      const parts = [];
+      if (byProvider) parts.push(f.providerName);
+      if (byModel) parts.push(f.model || "no model");
+      for (const k of keys) parts.push(`${k} ${k in f.params ? valueText(f.params[k]) : "default"}`);
+      if (!parts.length) return `Pane ${i + 1}` + (f.model ? ` · ${f.model}` : "");
+      return (parts.length > 3 ? parts.slice(0, 3).concat(`+${parts.length - 3} more`) : parts).join(" · ");
+    });
+    // Two panes alike among panes that differ: their numbers tell them apart.
+    return titles.map((t, i) => (titles.indexOf(t) !== titles.lastIndexOf(t) ? `${t} · pane ${i + 1}` : t));
+  }
+
+  let titleFrame = 0;
+  function retitle() {
+    if (!titleFrame)
+      titleFrame = requestAnimationFrame(() => {
+        titleFrame = 0;
+        renumber();
+      });
   }
 
   function renumber() {
-    state.panes.forEach((p) => {
-      $(".pane-label", p.el).textContent = label(p);
-      p.el.setAttribute("aria-label", label(p));
+    const facts = state.panes.map(paneFacts);
+    state.titles = paneTitles(facts);
+    state.panes.forEach((p, i) => {
+      $(".pane-label", p.el).textContent = state.titles[i];
+      p.sub.textContent = [facts[i].providerName, facts[i].model].filter(Boolean).join(" · ");
+      p.el.setAttribute("aria-label", state.titles[i]);
       const rm = $(".pane-remove", p.el);
       if (rm) rm.disabled = state.panes.length <= MIN || !!state.stream;
     });
     if (ui.addBtn) ui.addBtn.disabled = state.panes.length >= MAX || !!state.stream;
     ui.panes.dataset.count = String(state.panes.length);
+    // The pickers name the panes by their titles; the choice made stays
+    // (the first pane when there was none, so a picker is never blank).
     for (const sel of $$("[data-pane-picker]")) {
       const keep = sel.value;
-      sel.textContent = "";
-      state.panes.forEach((p, i) => sel.append(new Option(label(p), String(i))));
-      if (Number(keep) < state.panes.length) sel.value = keep;
+      sel.replaceChildren(...state.titles.map((t, i) => new Option(t, String(i))));
+      sel.value = keep !== "" && Number(keep) < state.panes.length ? keep : "0";
     }
   }
 
+  // modelLists keeps each provider's model list for the page's life: the
+  // panes of one provider share one request.
+  const modelLists = new Map();
+  function modelList(provider) {
+    if (!modelLists.has(provider)) {
+      const list = fetch(`/playground/models?provider=${encodeURIComponent(provider)}`, { headers: { Accept: "application/json" } })
+        .then((res) => (res.ok ? res.json() : {}))
+        .then((data) => data.models || [])
+        .catch(() => null);
+      modelLists.set(provider, list);
+      list.then((l) => l || modelLists.delete(provider)); // a failure is asked again next time
+    }
+    return modelLists.get(provider);
+  }
+
   async function loadModels(p) {
-    const res = await fetch(`/playground/models?provider=${encodeURIComponent(p.provider.value)}`, { headers: { Accept: "application/json" } }).catch(() => null);
-    if (!res || !res.ok) return;
-    const data = await res.json().catch(() => ({}));
+    const models = await modelList(p.provider.value);
+    if (!models) return;
     p.datalist.textContent = "";
-    for (const m of data.models || []) {
+    for (const m of models) {
       const o = document.createElement("option");
       o.value = m.id;
       o.textContent = m.hint || "";
@@ -340,15 +440,17 @@ import { readPrompt, writePrompt, promptShape, choiceLabel } from "./prompt.js";
     p.el.dataset.busy = "1";
     const q = new URLSearchParams({ provider: p.provider.value, endpoint: endpoint(), model: p.model.value.trim() });
     const res = await fetch(`/playground/panel?${q}`).catch(() => null);
+    const html = res && res.ok ? await res.text().catch(() => null) : null;
     if (seq !== p.panelSeq) return;
+    // Busy until the new panel is in: what is typed into the old one
+    // meanwhile would be lost.
     delete p.el.dataset.busy;
-    if (!res || !res.ok) {
+    if (html === null) {
       paneError(p, "general", "The parameters for this provider could not be loaded.");
       return;
     }
     const tpl = document.createElement("template");
-    tpl.innerHTML = await res.text(); // Knobs' own panel markup
-    if (seq !== p.panelSeq) return;
+    tpl.innerHTML = html; // Knobs' own panel markup
     const prefix = `cp${p.n}-`;
     for (const el of $$("[id]", tpl.content)) el.id = prefix + el.id;
     for (const el of $$("label[for]", tpl.content)) el.htmlFor = prefix + el.htmlFor;
@@ -358,6 +460,8 @@ import { readPrompt, writePrompt, promptShape, choiceLabel } from "./prompt.js";
     $$("h2", tpl.content).forEach((h) => h.remove()); // the pane's summary names it
     p.panelBox.replaceChildren(tpl.content);
     applyPanel(p, keep);
+    p.panelLoaded = true;
+    renumber();
   }
 
   // readPanel returns the body fields pane p's panel sets; JSON mistakes go in errors.
@@ -583,6 +687,8 @@ import { readPrompt, writePrompt, promptShape, choiceLabel } from "./prompt.js";
     }
     state.base = base;
     state.group = group;
+    state.prompt = turn !== undefined ? turn : ep === "completion" ? ui.prompt.value : lastUser(base);
+    showPrompt();
     state.runPanes = state.panes.slice();
     state.panes.forEach((p, i) => {
       p.history = panes[i].history;
@@ -639,6 +745,8 @@ import { readPrompt, writePrompt, promptShape, choiceLabel } from "./prompt.js";
     }
     p.history = history;
     p.run = { id, body };
+    state.prompt = turn;
+    showPrompt();
     state.runPanes = [p];
     startOutput(p, false, turn, body);
     setRunning(true);
@@ -664,6 +772,9 @@ import { readPrompt, writePrompt, promptShape, choiceLabel } from "./prompt.js";
     p.choices = [];
     p.pendingMetrics = null;
     p.answer = null;
+    p.rate = 0;
+    p.raceBar.style.width = "0";
+    p.raceRate.textContent = "…";
     p.shape = promptShape(endpoint(), body);
     p.done = false;
     p.max = body ? body.max_completion_tokens || body.max_tokens || 0 : 0;
@@ -689,13 +800,27 @@ import { readPrompt, writePrompt, promptShape, choiceLabel } from "./prompt.js";
     return d;
   }
 
+  // rawTokens is the toggle that shows a choice's raw token ids, as the
+  // playground shows them.
+  function rawTokens(ids) {
+    const d = document.createElement("details");
+    d.className = "raw-tokens";
+    const s = document.createElement("summary");
+    s.textContent = `tokens (${ids.length})`;
+    const pre = document.createElement("pre");
+    pre.className = "raw";
+    pre.textContent = ids.join(" ");
+    d.append(s, pre);
+    return d;
+  }
+
   // choice returns choice i of pane p; its elements are made in the next
   // frame's flush, with every other write.
   function choice(p, i) {
     while (p.choices.length <= i) {
       // The first choice seen is not choice 0: say which it is.
       const mark = p.choices.length === 0 && i > 0 ? String(i) : "";
-      p.choices.push({ index: p.choices.length, el: null, mark, text: "", pending: "", pendingThink: "", showThink: false, tools: {} });
+      p.choices.push({ index: p.choices.length, el: null, mark, text: "", pending: "", pendingThink: "", showThink: false, tools: {}, tokens: [] });
     }
     return p.choices[i];
   }
@@ -799,6 +924,20 @@ import { readPrompt, writePrompt, promptShape, choiceLabel } from "./prompt.js";
     p.metrics.replaceChildren(dl);
     showAnswerLabels(p);
     if (p.max) p.progress.value = Math.min(m.tokens || 0, p.max);
+    const rate = measuredRate(m);
+    p.rate = rate === "—" ? 0 : m.tokens_per_sec;
+    p.raceRate.textContent = rate === "—" ? (done ? "—" : "…") : `${rate} tokens/s`;
+    showRace();
+  }
+
+  // showRace draws the speed race: each pane's tokens/s as a bar against
+  // the fastest pane's, live while the panes stream.
+  function showRace() {
+    const top = Math.max(0, ...state.runPanes.map((p) => p.rate || 0));
+    for (const p of state.runPanes) {
+      p.raceBar.style.width = top ? `${((p.rate || 0) / top) * 100}%` : "0";
+      p.raceBar.classList.toggle("leading", top > 0 && p.rate === top);
+    }
   }
 
   // showAnswerLabels puts what the provider said about pane p's answer
@@ -875,12 +1014,29 @@ import { readPrompt, writePrompt, promptShape, choiceLabel } from "./prompt.js";
       if (!c.el) makeChoice(p, c);
       c.content.className = "content plain"; // the streamed blocks are the text, until rendered
       if (c.think.hidden === false) c.think.open = false;
+      if (c.tokens.length) c.el.append(rawTokens(c.tokens));
     });
     if (d.status === "cancelled") {
       const note = document.createElement("p");
       note.className = "muted";
       note.textContent = "Stopped. The partial answer is kept in history.";
       p.output.append(note);
+    }
+    // An answer cut by max tokens is not the model's whole answer: on the
+    // stage too, people should know.
+    if ((d.finish_reasons || []).includes("length")) {
+      const b = document.createElement("span");
+      b.className = "badge warn cutoff";
+      b.textContent = "cut off at max tokens";
+      $(".pane-badges", p.el).prepend(b);
+    }
+    // A finished answer is read from its start: the pane goes back to it,
+    // unless the reader had scrolled elsewhere.
+    const start = p.choices[0] && p.choices[0].el;
+    if (start && p.follow.following && p.output.scrollHeight > p.output.clientHeight) {
+      p.output.scrollTop += start.getBoundingClientRect().top - p.output.getBoundingClientRect().top;
+      p.follow.following = false;
+      p.follow.top = -1;
     }
     const first = p.choices[0];
     if (first && (first.text || Object.keys(first.tools).length)) p.history.push({ role: "assistant", content: first.text });
@@ -969,6 +1125,8 @@ import { readPrompt, writePrompt, promptShape, choiceLabel } from "./prompt.js";
           });
         }),
         metrics: on((p, d) => (p.pendingMetrics = d)),
+        // Raw token ids (return_raw_tokens): kept per choice, shown at the end.
+        tokens: on((p, d) => choice(p, d.choice || 0).tokens.push(...(d.tokens || []))),
         response: on((p, d) => {
           p.answer = d;
           later(() => showAnswerLabels(p));
@@ -1022,21 +1180,32 @@ import { readPrompt, writePrompt, promptShape, choiceLabel } from "./prompt.js";
     const kind = state.kind;
     closeStream();
     ui.summaryList.textContent = "";
+    const n = state.runPanes.length;
+    const figures = d.panes || [];
     for (const [key, name, value] of NAMES) {
       const li = document.createElement("li");
-      const i = d[key];
-      const p = state.runPanes[i];
       const k = document.createElement("strong");
       k.textContent = name + ": ";
       li.append(k);
-      if (i >= 0 && p) {
-        const s = (d.panes || [])[i] || {};
-        li.append(`${label(p)} (${value(s)})`);
-        const b = document.createElement("span");
-        b.className = "badge";
-        b.textContent = name.toLowerCase();
-        $(".pane-badges", p.el).append(b);
-      } else li.append("none");
+      // Every pane that tied for the best wins; an older server names one.
+      const won = ((d.winners && d.winners[key]) || (d[key] >= 0 ? [d[key]] : [])).filter((i) => state.runPanes[i]);
+      if (!won.length) {
+        const unpriced = key === "lowest_cost" && figures.some((s) => !s.cost_usd);
+        li.append(unpriced ? "none: not every pane has a price" : "none");
+      } else if (won.length === n && n > 1) {
+        // A badge on every pane would tell nothing.
+        li.append(`tie, every pane (${value(figures[won[0]] || {})})`);
+      } else {
+        const names = won.map((i) => label(state.runPanes[i]));
+        li.append(`${names.join(" and ")} (${value(figures[won[0]] || {})})` + (won.length > 1 ? ", a tie" : ""));
+        for (const i of won) {
+          const b = document.createElement("span");
+          b.className = "badge";
+          b.dataset.award = key;
+          b.textContent = name.toLowerCase() + (won.length > 1 ? " (tie)" : "");
+          $(".pane-badges", state.runPanes[i].el).append(b);
+        }
+      }
       li.dataset.key = key;
       ui.summaryList.append(li);
     }
@@ -1099,6 +1268,9 @@ import { readPrompt, writePrompt, promptShape, choiceLabel } from "./prompt.js";
       p.choices = null;
     }
     state.panes.forEach((p) => startOutput(p, true, null, p.spec.body || {}));
+    const first = state.panes[0];
+    state.prompt = endpoint() === "completion" ? sharedPrompt : lastUser(state.base.concat(first ? first.specHistory : []));
+    showPrompt();
     hideSummary();
     say(kind === "replay" ? "Replaying at the recorded pace…" : "");
     const stream = newStream(kind, null);
@@ -1217,6 +1389,53 @@ import { readPrompt, writePrompt, promptShape, choiceLabel } from "./prompt.js";
     return ui.stage.classList.contains("presenting");
   }
 
+  function lastUser(messages) {
+    for (let i = messages.length - 1; i >= 0; i--) if (messages[i].role === "user") return contentText(messages[i].content);
+    return "";
+  }
+
+  // editorPrompt is what Run all would send: the completion prompt or the
+  // conversation's last user message.
+  function editorPrompt() {
+    if (endpoint() === "completion") return ui.prompt ? ui.prompt.value : sharedPrompt;
+    return lastUser(readOnly ? state.base : readConversation());
+  }
+
+  // showPrompt puts the prompt the panes answer (or will answer) on the
+  // stage.
+  function showPrompt() {
+    const text = state.prompt !== null ? state.prompt : editorPrompt();
+    ui.presentPrompt.textContent = text.trim() || "No prompt yet.";
+    ui.presentPrompt.classList.toggle("muted", !text.trim());
+  }
+
+  // The stage's title and the toolbar's are one: editing either changes
+  // both, and a saved comparison keeps it.
+  const titleInputs = [ui.title, ui.presentTitle].filter((el) => el && el.tagName === "INPUT");
+  for (const el of titleInputs) {
+    el.addEventListener("input", () => titleInputs.forEach((o) => o !== el && (o.value = el.value)));
+    el.addEventListener("change", () => saveTitle(el.value));
+  }
+  if (ui.presentTitle && ui.presentTitle.tagName === "INPUT")
+    ui.presentTitle.addEventListener("keydown", (e) => {
+      if (e.key === "Enter") {
+        e.preventDefault();
+        ui.presentTitle.blur(); // change: saved
+        ui.stage.focus();
+      }
+    });
+
+  async function saveTitle(title) {
+    if (readOnly || !state.group) return; // a new comparison sends it with Run all
+    const res = await post(`/groups/${state.group}/title`, { title: title.trim() }).catch(() => null);
+    const data = res ? await res.json().catch(() => ({})) : {};
+    if (!res || !res.ok) {
+      say(data.error || "The title could not be saved.", true);
+      return;
+    }
+    say(`Comparison ${state.group} is now “${data.title || "Untitled"}”.`);
+  }
+
   async function togglePresenter() {
     if (presenting()) {
       ui.stage.classList.remove("presenting");
@@ -1224,6 +1443,7 @@ import { readPrompt, writePrompt, promptShape, choiceLabel } from "./prompt.js";
       if (document.fullscreenElement) await document.exitFullscreen().catch(() => {});
       return;
     }
+    showPrompt();
     ui.stage.classList.add("presenting");
     root.classList.add("presenting");
     ui.stage.focus();
@@ -1287,9 +1507,17 @@ import { readPrompt, writePrompt, promptShape, choiceLabel } from "./prompt.js";
   if (ui.runBtn) ui.runBtn.addEventListener("click", () => runAll());
   if (ui.stopBtn) ui.stopBtn.addEventListener("click", stopAll);
   if (ui.addBtn)
-    ui.addBtn.addEventListener("click", () => {
+    ui.addBtn.addEventListener("click", async () => {
       const last = state.panes[state.panes.length - 1];
-      addPane(last ? specOfPane(last).spec : undefined);
+      const spec = last ? specOfPane(last).spec : undefined;
+      // A copy of the last pane, on a model no pane of its provider runs
+      // yet when there is one.
+      if (spec) {
+        const used = new Set(state.panes.filter((p) => p.provider.value === spec.provider).map(modelOf));
+        const free = ((await modelList(spec.provider)) || []).find((m) => !used.has(m.id));
+        if (free) spec.body = Object.assign({}, spec.body, { model: free.id });
+      }
+      addPane(spec);
     });
   if (ui.replayBtn) ui.replayBtn.addEventListener("click", () => replay(root.dataset.replay, "replay"));
   ui.presentBtn.addEventListener("click", togglePresenter);
@@ -1315,6 +1543,7 @@ import { readPrompt, writePrompt, promptShape, choiceLabel } from "./prompt.js";
     if (r) r.checked = true;
     // In the form that keeps it exact: an array stays an array.
     const { form, text } = writePrompt((specs[0].body || {}).prompt);
+    sharedPrompt = text;
     if (ui.prompt) ui.prompt.value = text;
     if (ui.promptForm) ui.promptForm.value = form;
     if (readOnly) {
