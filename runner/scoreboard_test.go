@@ -1,9 +1,11 @@
-package handlers
+package runner_test
 
 import (
 	"fmt"
 	"reflect"
 	"testing"
+
+	"knobs/runner"
 )
 
 // done is a pane's done frame with its status, first token, rate, tokens and cost.
@@ -51,7 +53,7 @@ func TestSummaryAwards(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			s := summarise(make([]int64, len(tt.dones)), tt.dones)
+			s := runner.Scoreboard(make([]int64, len(tt.dones)), tt.dones)
 			if s.LowestCost != tt.lowest || s.FewestTokens != tt.fewest {
 				t.Errorf("lowest cost %d, fewest tokens %d; want %d, %d", s.LowestCost, s.FewestTokens, tt.lowest, tt.fewest)
 			}
