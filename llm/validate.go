@@ -14,54 +14,9 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"knobs/field"
 	"knobs/ordered"
 )
-
-// FieldErrors maps a wire field of the request body to what is wrong with
-// it, in words for the user. Keys are top-level field names ("temperature")
-// or dotted paths into the body ("messages.2.content",
-// "response_format.json_schema.schema"); "body", "endpoint" and "provider"
-// name the request as a whole. A field has one message: the first problem
-// found.
-type FieldErrors map[string]string
-
-// Error lists the messages in key order.
-func (fe FieldErrors) Error() string {
-	keys := make([]string, 0, len(fe))
-	for k := range fe {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	var b strings.Builder
-	b.WriteString("llm: invalid request")
-	for i, k := range keys {
-		if i == 0 {
-			b.WriteString(": ")
-		} else {
-			b.WriteString("; ")
-		}
-		b.WriteString(k + ": " + fe[k])
-	}
-	return b.String()
-}
-
-// Empty reports whether there are no field errors.
-func (fe FieldErrors) Empty() bool { return len(fe) == 0 }
-
-// Err returns fe as an error, or nil when it is empty, which spares callers
-// the nil-map-in-an-interface trap.
-func (fe FieldErrors) Err() error {
-	if fe.Empty() {
-		return nil
-	}
-	return fe
-}
-
-func (fe FieldErrors) add(key, msg string) {
-	if _, ok := fe[key]; !ok {
-		fe[key] = msg
-	}
-}
 
 // Validate checks a RunSpec against the capability registry before anything
 // is sent upstream, for the dialect of its provider and its model m (the
@@ -73,8 +28,8 @@ func (fe FieldErrors) add(key, msg string) {
 // is, so a null in a field the provider does not know or the model rejects
 // is reported like any other value. The required fields (model, messages,
 // prompt) may not be null.
-func Validate(spec RunSpec, d Dialect, m Model) FieldErrors {
-	v := validator{d: d, e: spec.Endpoint, strict: strictDialect(d), errs: FieldErrors{}}
+func Validate(spec RunSpec, d Dialect, m Model) field.Errors {
+	v := validator{d: d, e: spec.Endpoint, strict: strictDialect(d), errs: field.Errors{}}
 	v.run(spec.Body, m)
 	if v.errs.Empty() {
 		return nil
@@ -89,16 +44,16 @@ type validator struct {
 	body   map[string]any
 	params map[string]Param
 	model  modelFacts
-	errs   FieldErrors
+	errs   field.Errors
 }
 
 func (v *validator) run(raw json.RawMessage, m Model) {
 	if !knownDialect(v.d) {
-		v.errs.add("provider", fmt.Sprintf("Knobs does not know the provider dialect %q", v.d))
+		v.errs.Add("provider", fmt.Sprintf("Knobs does not know the provider dialect %q", v.d))
 		return
 	}
 	if !v.e.Valid() {
-		v.errs.add("endpoint", fmt.Sprintf("The endpoint must be chat or completion, not %q", v.e))
+		v.errs.Add("endpoint", fmt.Sprintf("The endpoint must be chat or completion, not %q", v.e))
 		return
 	}
 	if v.tooDeep(raw) {
@@ -106,7 +61,7 @@ func (v *validator) run(raw json.RawMessage, m Model) {
 	}
 	body, msg := decodeObject(raw)
 	if msg != "" {
-		v.errs.add("body", msg)
+		v.errs.Add("body", msg)
 		return
 	}
 	v.body = body
@@ -125,7 +80,7 @@ func (v *validator) run(raw json.RawMessage, m Model) {
 	}
 	for _, p := range v.params {
 		if _, ok := body[p.Name]; p.Required && !ok {
-			v.errs.add(p.Name, requiredMsg(p.Name))
+			v.errs.Add(p.Name, requiredMsg(p.Name))
 		}
 	}
 	v.crossChecks()
@@ -142,13 +97,13 @@ func (v *validator) tooDeep(raw []byte) bool {
 	}
 	var fields map[string]json.RawMessage
 	if json.Unmarshal(raw, &fields) != nil {
-		v.errs.add("body", "The request body is "+(&ordered.DepthError{}).Error())
+		v.errs.Add("body", "The request body is "+(&ordered.DepthError{}).Error())
 		return true
 	}
 	for _, name := range slices.Sorted(maps.Keys(fields)) {
 		// The body's own braces are the first level.
 		if ordered.Depth(fields[name]) > ordered.MaxDepth-1 {
-			v.errs.add(name, name+" is "+(&ordered.DepthError{}).Error()+": Knobs does not send JSON this deep")
+			v.errs.Add(name, name+" is "+(&ordered.DepthError{}).Error()+": Knobs does not send JSON this deep")
 		}
 	}
 	if v.errs.Empty() { // brackets in text that is not JSON after all
@@ -202,17 +157,17 @@ func (v *validator) field(name string, val any) {
 	p, ok := v.params[name]
 	if !ok {
 		if ok, reason := unknownField(v.d, v.e, name); !ok {
-			v.errs.add(name, reason)
+			v.errs.Add(name, reason)
 		}
 		return
 	}
 	if ok, reason := paramSupport(v.d, v.e, v.model, p); !ok {
-		v.errs.add(name, reason)
+		v.errs.Add(name, reason)
 		return
 	}
 	if val == nil {
 		if p.Required {
-			v.errs.add(name, requiredMsg(name))
+			v.errs.Add(name, requiredMsg(name))
 		}
 		return
 	}
@@ -226,32 +181,32 @@ func (v *validator) value(p Param, val any) {
 	case TypeNumber, TypeInteger:
 		x, ok := jsonNumber(val)
 		if !ok {
-			v.errs.add(name, fmt.Sprintf("%s must be a number, not %s", name, describeJSON(val)))
+			v.errs.Add(name, fmt.Sprintf("%s must be a number, not %s", name, describeJSON(val)))
 			return
 		}
 		if p.Type == TypeInteger && x != math.Trunc(x) {
-			v.errs.add(name, fmt.Sprintf("%s must be a whole number, not %s", name, fmtNum(x)))
+			v.errs.Add(name, fmt.Sprintf("%s must be a whole number, not %s", name, fmtNum(x)))
 			return
 		}
 		if msg := outOfRange(name, p, x); msg != "" {
-			v.errs.add(name, msg)
+			v.errs.Add(name, msg)
 			return
 		}
 		if x == 0 && p.Min != nil && *p.Min == -1 && v.e == EndpointChat && (name == "max_tokens" || name == "max_completion_tokens") {
-			v.errs.add(name, name+" must be at least 1, or -1 for the model's maximum, not 0")
+			v.errs.Add(name, name+" must be at least 1, or -1 for the model's maximum, not 0")
 		}
 	case TypeBoolean:
 		if _, ok := val.(bool); !ok {
-			v.errs.add(name, fmt.Sprintf("%s must be true or false, not %s", name, describeJSON(val)))
+			v.errs.Add(name, fmt.Sprintf("%s must be true or false, not %s", name, describeJSON(val)))
 		}
 	case TypeString:
 		s, ok := val.(string)
 		if !ok {
-			v.errs.add(name, fmt.Sprintf("%s must be a string, not %s", name, describeJSON(val)))
+			v.errs.Add(name, fmt.Sprintf("%s must be a string, not %s", name, describeJSON(val)))
 			return
 		}
 		if p.MaxLength > 0 && utf8.RuneCountInString(s) > p.MaxLength {
-			v.errs.add(name, fmt.Sprintf("%s must be at most %d characters long", name, p.MaxLength))
+			v.errs.Add(name, fmt.Sprintf("%s must be at most %d characters long", name, p.MaxLength))
 		}
 		if name == "model" {
 			v.checkModelID(s)
@@ -259,18 +214,18 @@ func (v *validator) value(p Param, val any) {
 	case TypeEnum:
 		s, ok := val.(string)
 		if !ok || !slices.Contains(p.Enum, s) {
-			v.errs.add(name, fmt.Sprintf("%s must be one of %s, not %s", name, orList(p.Enum), describeJSON(val)))
+			v.errs.Add(name, fmt.Sprintf("%s must be one of %s, not %s", name, orList(p.Enum), describeJSON(val)))
 			return
 		}
 		if name == "reasoning_effort" && !v.model.effortAllowed(s) {
-			v.errs.add(name, fmt.Sprintf("%s takes reasoning_effort %s, not %q", v.model.id, orList(v.model.efforts), s))
+			v.errs.Add(name, fmt.Sprintf("%s takes reasoning_effort %s, not %q", v.model.id, orList(v.model.efforts), s))
 		}
 	case TypeStringOrArray, TypeStringArray:
 		v.stop(p, val)
 	case TypeObject:
 		obj, ok := val.(map[string]any)
 		if !ok {
-			v.errs.add(name, fmt.Sprintf("%s must be a JSON object, not %s", name, describeJSON(val)))
+			v.errs.Add(name, fmt.Sprintf("%s must be a JSON object, not %s", name, describeJSON(val)))
 			return
 		}
 		switch name {
@@ -301,11 +256,11 @@ func (v *validator) value(p Param, val any) {
 // checkModelID checks the model id once it is known to be a string.
 func (v *validator) checkModelID(id string) {
 	if strings.TrimSpace(id) == "" {
-		v.errs.add("model", requiredMsg("model"))
+		v.errs.Add("model", requiredMsg("model"))
 		return
 	}
 	if v.d == DialectXAI && v.e == EndpointCompletion && v.model.reasoningKnown && v.model.reasoning {
-		v.errs.add("model", id+" is a reasoning model, and xAI's legacy /v1/completions does not support reasoning models: use chat or a non-reasoning model")
+		v.errs.Add("model", id+" is a reasoning model, and xAI's legacy /v1/completions does not support reasoning models: use chat or a non-reasoning model")
 	}
 }
 
@@ -313,39 +268,39 @@ func (v *validator) stop(p Param, val any) {
 	name := p.Name
 	if s, ok := val.(string); ok {
 		if p.Type == TypeStringArray {
-			v.errs.add(name, fmt.Sprintf("%s on %s takes an array of strings: write [%q]", name, dialectName(v.d), s))
+			v.errs.Add(name, fmt.Sprintf("%s on %s takes an array of strings: write [%q]", name, dialectName(v.d), s))
 		}
 		return
 	}
 	arr, ok := val.([]any)
 	if !ok {
-		v.errs.add(name, fmt.Sprintf("%s must be a string or an array of strings, not %s", name, describeJSON(val)))
+		v.errs.Add(name, fmt.Sprintf("%s must be a string or an array of strings, not %s", name, describeJSON(val)))
 		return
 	}
 	for i, it := range arr {
 		if _, ok := it.(string); !ok {
-			v.errs.add(name, fmt.Sprintf("%s must hold strings only: item %d is %s", name, i, describeJSON(it)))
+			v.errs.Add(name, fmt.Sprintf("%s must hold strings only: item %d is %s", name, i, describeJSON(it)))
 			return
 		}
 	}
 	if p.MaxItems > 0 && len(arr) > p.MaxItems {
-		v.errs.add(name, fmt.Sprintf("%s takes at most %d sequences, not %d", name, p.MaxItems, len(arr)))
+		v.errs.Add(name, fmt.Sprintf("%s takes at most %d sequences, not %d", name, p.MaxItems, len(arr)))
 	}
 }
 
 func (v *validator) logitBias(p Param, obj map[string]any) {
 	for _, k := range sortedFields(obj) {
 		if _, err := strconv.ParseUint(k, 10, 32); err != nil {
-			v.errs.add(p.Name, fmt.Sprintf("logit_bias keys must be token ids (whole numbers), not %q", k))
+			v.errs.Add(p.Name, fmt.Sprintf("logit_bias keys must be token ids (whole numbers), not %q", k))
 			return
 		}
 		x, ok := jsonNumber(obj[k])
 		if !ok {
-			v.errs.add(p.Name, fmt.Sprintf("logit_bias[%q] must be a number, not %s", k, describeJSON(obj[k])))
+			v.errs.Add(p.Name, fmt.Sprintf("logit_bias[%q] must be a number, not %s", k, describeJSON(obj[k])))
 			return
 		}
 		if msg := outOfRange(fmt.Sprintf("logit_bias[%q]", k), p, x); msg != "" {
-			v.errs.add(p.Name, msg)
+			v.errs.Add(p.Name, msg)
 			return
 		}
 	}
@@ -354,20 +309,20 @@ func (v *validator) logitBias(p Param, obj map[string]any) {
 func (v *validator) streamOptions(obj map[string]any) {
 	if iu, ok := obj["include_usage"]; ok && iu != nil {
 		if _, ok := iu.(bool); !ok {
-			v.errs.add("stream_options.include_usage", "include_usage must be true or false, not "+describeJSON(iu))
+			v.errs.Add("stream_options.include_usage", "include_usage must be true or false, not "+describeJSON(iu))
 		}
 	} else if v.d == DialectXAI {
-		v.errs.add("stream_options.include_usage", "xAI requires include_usage in stream_options")
+		v.errs.Add("stream_options.include_usage", "xAI requires include_usage in stream_options")
 	}
 	v.extraKeys("stream_options", obj, "include_usage")
 }
 
 func (v *validator) prediction(obj map[string]any) {
 	if t, _ := obj["type"].(string); t != "content" {
-		v.errs.add("prediction.type", `prediction.type must be "content"`)
+		v.errs.Add("prediction.type", `prediction.type must be "content"`)
 	}
 	if c, ok := obj["content"]; !ok || c == nil {
-		v.errs.add("prediction.content", "prediction.content is required: the predicted text")
+		v.errs.Add("prediction.content", "prediction.content is required: the predicted text")
 	} else {
 		v.textContent("prediction.content", c)
 	}
@@ -379,7 +334,7 @@ func (v *validator) prediction(obj map[string]any) {
 func (v *validator) crossChecks() {
 	if v.fine("top_logprobs") && v.e == EndpointChat {
 		if lp, _ := v.body["logprobs"].(bool); !lp {
-			v.errs.add("top_logprobs", "top_logprobs needs logprobs set to true")
+			v.errs.Add("top_logprobs", "top_logprobs needs logprobs set to true")
 		}
 	}
 	streamed := true
@@ -387,25 +342,25 @@ func (v *validator) crossChecks() {
 		streamed = false
 	}
 	if v.fine("stream_options") && !streamed {
-		v.errs.add("stream_options", "stream_options applies to a streamed answer only, and stream is false: remove it")
+		v.errs.Add("stream_options", "stream_options applies to a streamed answer only, and stream is false: remove it")
 	}
 	if best, ok := v.whole("best_of"); ok && best > 1 && streamed {
 		// The seeds: "Results cannot be streamed".
-		v.errs.add("best_of", "best_of above 1 cannot be streamed: set stream to false for one JSON answer, or set best_of to 1")
+		v.errs.Add("best_of", "best_of above 1 cannot be streamed: set stream to false for one JSON answer, or set best_of to 1")
 	} else if ok {
 		n, ok := v.whole("n")
 		if !ok {
 			n = 1
 		}
 		if best < n {
-			v.errs.add("best_of", fmt.Sprintf("best_of (%d) must be at least n (%d): best_of is the number of candidates, of which the best n are returned", best, n))
+			v.errs.Add("best_of", fmt.Sprintf("best_of (%d) must be at least n (%d): best_of is the number of candidates, of which the best n are returned", best, n))
 		}
 	}
 	for _, pair := range [][2]string{{"min_tokens", "max_tokens"}, {"min_completion_tokens", "max_completion_tokens"}} {
 		lo, ok1 := v.whole(pair[0])
 		hi, ok2 := v.whole(pair[1])
 		if ok1 && ok2 && lo > 0 && hi > 0 && lo > hi {
-			v.errs.add(pair[0], fmt.Sprintf("%s (%d) is larger than %s (%d)", pair[0], lo, pair[1], hi))
+			v.errs.Add(pair[0], fmt.Sprintf("%s (%d) is larger than %s (%d)", pair[0], lo, pair[1], hi))
 		}
 	}
 	for _, name := range []string{"max_completion_tokens", "max_tokens"} {
@@ -414,9 +369,9 @@ func (v *validator) crossChecks() {
 		case !ok:
 		case v.model.maxOutput > 0 && n > int64(v.model.maxOutput) && v.d != DialectSim:
 			// The simulator clamps to its maximum instead of refusing.
-			v.errs.add(name, fmt.Sprintf("%s writes at most %d tokens: %s must be at most that", v.model.id, v.model.maxOutput, name))
+			v.errs.Add(name, fmt.Sprintf("%s writes at most %d tokens: %s must be at most that", v.model.id, v.model.maxOutput, name))
 		case v.model.contextLength > 0 && n > int64(v.model.contextLength):
-			v.errs.add(name, fmt.Sprintf("%s is larger than the context of %s (%d tokens)", name, v.model.id, v.model.contextLength))
+			v.errs.Add(name, fmt.Sprintf("%s is larger than the context of %s (%d tokens)", name, v.model.id, v.model.contextLength))
 		}
 	}
 	v.toolsConsistency()
@@ -460,7 +415,7 @@ func (v *validator) extraKeys(at string, obj map[string]any, allowed ...string) 
 	for _, k := range sortedFields(obj) {
 		if !slices.Contains(allowed, k) {
 			if _, done := v.errs[at+"."+k]; !done {
-				v.errs.add(at+"."+k, fmt.Sprintf("%s does not know the field %s here and would answer 422: remove it", dialectName(v.d), k))
+				v.errs.Add(at+"."+k, fmt.Sprintf("%s does not know the field %s here and would answer 422: remove it", dialectName(v.d), k))
 			}
 		}
 	}

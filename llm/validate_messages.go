@@ -13,11 +13,11 @@ var messageRoles = []string{"system", "developer", "user", "assistant", "tool"}
 func (v *validator) messages(val any) {
 	arr, ok := val.([]any)
 	if !ok {
-		v.errs.add("messages", "messages must be an array of messages, not "+describeJSON(val))
+		v.errs.Add("messages", "messages must be an array of messages, not "+describeJSON(val))
 		return
 	}
 	if len(arr) == 0 {
-		v.errs.add("messages", "messages is empty: add at least one message")
+		v.errs.Add("messages", "messages is empty: add at least one message")
 		return
 	}
 	for i, it := range arr {
@@ -28,16 +28,16 @@ func (v *validator) messages(val any) {
 func (v *validator) message(at string, val any) {
 	msg, ok := val.(map[string]any)
 	if !ok {
-		v.errs.add(at, "each message must be an object with a role and content, not "+describeJSON(val))
+		v.errs.Add(at, "each message must be an object with a role and content, not "+describeJSON(val))
 		return
 	}
 	role, ok := msg["role"].(string)
 	if !ok {
-		v.errs.add(at+".role", "role is required: "+orList(messageRoles))
+		v.errs.Add(at+".role", "role is required: "+orList(messageRoles))
 		return
 	}
 	if !slices.Contains(messageRoles, role) {
-		v.errs.add(at+".role", fmt.Sprintf("role must be %s, not %q", orList(messageRoles), role))
+		v.errs.Add(at+".role", fmt.Sprintf("role must be %s, not %q", orList(messageRoles), role))
 		return
 	}
 	allowed := []string{"role", "content", "name"}
@@ -49,13 +49,13 @@ func (v *validator) message(at string, val any) {
 	}
 	if v.strict {
 		if _, ok := msg["reasoning_content"]; ok && role == "assistant" {
-			v.errs.add(at+".reasoning_content", dialectName(v.d)+" rejects reasoning_content in a request: past reasoning goes back in the assistant message's reasoning field")
+			v.errs.Add(at+".reasoning_content", dialectName(v.d)+" rejects reasoning_content in a request: past reasoning goes back in the assistant message's reasoning field")
 		}
 	}
 	v.extraKeys(at, msg, allowed...)
 	if n, ok := msg["name"]; ok && n != nil {
 		if _, ok := n.(string); !ok {
-			v.errs.add(at+".name", "name must be a string")
+			v.errs.Add(at+".name", "name must be a string")
 		}
 	}
 
@@ -66,7 +66,7 @@ func (v *validator) message(at string, val any) {
 		calls, hasCalls := msg["tool_calls"]
 		hasCalls = hasCalls && calls != nil
 		if !hasContent && !hasCalls {
-			v.errs.add(at+".content", "an assistant message needs content or tool_calls")
+			v.errs.Add(at+".content", "an assistant message needs content or tool_calls")
 		}
 		if hasContent {
 			v.textContent(at+".content", content)
@@ -79,22 +79,22 @@ func (v *validator) message(at string, val any) {
 		}
 	case "tool":
 		if id, ok := msg["tool_call_id"].(string); !ok || id == "" {
-			v.errs.add(at+".tool_call_id", "a tool message needs the tool_call_id of the call it answers")
+			v.errs.Add(at+".tool_call_id", "a tool message needs the tool_call_id of the call it answers")
 		}
 		if !hasContent {
-			v.errs.add(at+".content", "content is required: the tool's result")
+			v.errs.Add(at+".content", "content is required: the tool's result")
 		} else {
 			v.textContent(at+".content", content)
 		}
 	case "user":
 		if !hasContent {
-			v.errs.add(at+".content", "content is required")
+			v.errs.Add(at+".content", "content is required")
 		} else {
 			v.userContent(at+".content", content)
 		}
 	default:
 		if !hasContent {
-			v.errs.add(at+".content", "content is required")
+			v.errs.Add(at+".content", "content is required")
 		} else {
 			v.textContent(at+".content", content)
 		}
@@ -117,36 +117,36 @@ func (v *validator) content(at string, val any, images bool) {
 	}
 	parts, ok := val.([]any)
 	if !ok {
-		v.errs.add(at, "content must be a string or an array of content parts, not "+describeJSON(val))
+		v.errs.Add(at, "content must be a string or an array of content parts, not "+describeJSON(val))
 		return
 	}
 	for i, it := range parts {
 		pat := at + "." + strconv.Itoa(i)
 		part, ok := it.(map[string]any)
 		if !ok {
-			v.errs.add(pat, `each content part must be an object like {"type":"text","text":"..."}, not `+describeJSON(it))
+			v.errs.Add(pat, `each content part must be an object like {"type":"text","text":"..."}, not `+describeJSON(it))
 			continue
 		}
 		t, _ := part["type"].(string)
 		switch {
 		case t == "text":
 			if _, ok := part["text"].(string); !ok {
-				v.errs.add(pat+".text", "a text part needs text, a string")
+				v.errs.Add(pat+".text", "a text part needs text, a string")
 			}
 			v.extraKeys(pat, part, "type", "text")
 		case t == "image_url" && images:
 			img, _ := part["image_url"].(map[string]any)
 			if _, ok := img["url"].(string); !ok {
-				v.errs.add(pat+".image_url", `an image part needs "image_url": {"url": "..."}`)
+				v.errs.Add(pat+".image_url", `an image part needs "image_url": {"url": "..."}`)
 			}
 			v.extraKeys(pat, part, "type", "image_url")
 		case t == "":
-			v.errs.add(pat+".type", "each content part needs a type")
+			v.errs.Add(pat+".type", "each content part needs a type")
 		case v.strict:
 			if images {
-				v.errs.add(pat+".type", fmt.Sprintf("content part type must be text or image_url, not %q", t))
+				v.errs.Add(pat+".type", fmt.Sprintf("content part type must be text or image_url, not %q", t))
 			} else {
-				v.errs.add(pat+".type", fmt.Sprintf("content part type must be text, not %q", t))
+				v.errs.Add(pat+".type", fmt.Sprintf("content part type must be text, not %q", t))
 			}
 		}
 	}
@@ -155,38 +155,38 @@ func (v *validator) content(at string, val any, images bool) {
 func (v *validator) toolCalls(at string, val any) {
 	calls, ok := val.([]any)
 	if !ok {
-		v.errs.add(at, "tool_calls must be an array, not "+describeJSON(val))
+		v.errs.Add(at, "tool_calls must be an array, not "+describeJSON(val))
 		return
 	}
 	for i, it := range calls {
 		cat := at + "." + strconv.Itoa(i)
 		call, ok := it.(map[string]any)
 		if !ok {
-			v.errs.add(cat, "each tool call must be an object, not "+describeJSON(it))
+			v.errs.Add(cat, "each tool call must be an object, not "+describeJSON(it))
 			continue
 		}
 		v.extraKeys(cat, call, "id", "type", "function", "index")
 		if id, ok := call["id"].(string); !ok || id == "" {
-			v.errs.add(cat+".id", "a tool call needs its id")
+			v.errs.Add(cat+".id", "a tool call needs its id")
 		}
 		if t, _ := call["type"].(string); t != "function" {
-			v.errs.add(cat+".type", `type must be "function"`)
+			v.errs.Add(cat+".type", `type must be "function"`)
 		}
 		fn, ok := call["function"].(map[string]any)
 		if !ok {
-			v.errs.add(cat+".function", "a tool call needs a function with a name and arguments")
+			v.errs.Add(cat+".function", "a tool call needs a function with a name and arguments")
 			continue
 		}
 		v.extraKeys(cat+".function", fn, "name", "arguments")
 		if _, ok := fn["name"].(string); !ok {
-			v.errs.add(cat+".function.name", "the function's name is required")
+			v.errs.Add(cat+".function.name", "the function's name is required")
 		}
 		switch a := fn["arguments"].(type) {
 		case string:
 		case nil:
-			v.errs.add(cat+".function.arguments", "arguments is required: the call's arguments as a JSON string")
+			v.errs.Add(cat+".function.arguments", "arguments is required: the call's arguments as a JSON string")
 		default:
-			v.errs.add(cat+".function.arguments", "arguments must be a string holding JSON, not "+describeJSON(a))
+			v.errs.Add(cat+".function.arguments", "arguments must be a string holding JSON, not "+describeJSON(a))
 		}
 	}
 }
@@ -202,11 +202,11 @@ func (v *validator) prompt(val any) {
 	}
 	arr, ok := val.([]any)
 	if !ok {
-		v.errs.add(at, what+", not "+describeJSON(val))
+		v.errs.Add(at, what+", not "+describeJSON(val))
 		return
 	}
 	if len(arr) == 0 {
-		v.errs.add(at, "prompt is empty")
+		v.errs.Add(at, "prompt is empty")
 		return
 	}
 	if allItems(arr, isJSONString) {
@@ -220,5 +220,5 @@ func (v *validator) prompt(val any) {
 			return
 		}
 	}
-	v.errs.add(at, what)
+	v.errs.Add(at, what)
 }

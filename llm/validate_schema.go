@@ -16,45 +16,45 @@ func (v *validator) responseFormat(obj map[string]any) {
 	t, ok := obj["type"].(string)
 	switch {
 	case !ok:
-		v.errs.add("response_format.type", "response_format.type is required: text, json_object or json_schema")
+		v.errs.Add("response_format.type", "response_format.type is required: text, json_object or json_schema")
 		return
 	case t == "text" || t == "json_object":
 		v.extraKeys("response_format", obj, "type")
 		return
 	case t != "json_schema":
-		v.errs.add("response_format.type", fmt.Sprintf("response_format.type must be text, json_object or json_schema, not %q", t))
+		v.errs.Add("response_format.type", fmt.Sprintf("response_format.type must be text, json_object or json_schema, not %q", t))
 		return
 	}
 	v.extraKeys("response_format", obj, "type", "json_schema")
 	const at = "response_format.json_schema"
 	js, ok := obj["json_schema"].(map[string]any)
 	if !ok {
-		v.errs.add(at, "response_format of type json_schema needs a json_schema object with a name and a schema")
+		v.errs.Add(at, "response_format of type json_schema needs a json_schema object with a name and a schema")
 		return
 	}
 	v.extraKeys(at, js, "name", "description", "schema", "strict")
 	name, ok := js["name"].(string)
 	switch {
 	case !ok:
-		v.errs.add(at+".name", "json_schema.name is required")
+		v.errs.Add(at+".name", "json_schema.name is required")
 	case !nameRE.MatchString(name):
-		v.errs.add(at+".name", "json_schema.name must be 1 to 64 letters, digits, underscores or dashes")
+		v.errs.Add(at+".name", "json_schema.name must be 1 to 64 letters, digits, underscores or dashes")
 	}
 	if d, ok := js["description"]; ok && d != nil {
 		if _, ok := d.(string); !ok {
-			v.errs.add(at+".description", "json_schema.description must be a string")
+			v.errs.Add(at+".description", "json_schema.description must be a string")
 		}
 	}
 	if s, ok := js["strict"]; ok && s != nil {
 		if _, ok := s.(bool); !ok {
-			v.errs.add(at+".strict", "json_schema.strict must be true or false")
+			v.errs.Add(at+".strict", "json_schema.strict must be true or false")
 		}
 	}
 	if s, ok := js["schema"]; ok && s != nil {
 		if _, ok := s.(map[string]any); !ok {
-			v.errs.add(at+".schema", "json_schema.schema must be a JSON Schema object, not "+describeJSON(s))
+			v.errs.Add(at+".schema", "json_schema.schema must be a JSON Schema object, not "+describeJSON(s))
 		} else if msg := schemaProblem(s); msg != "" {
-			v.errs.add(at+".schema", msg)
+			v.errs.Add(at+".schema", msg)
 		}
 	}
 }

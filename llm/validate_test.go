@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+
+	"knobs/field"
 )
 
 // chatBody is a minimal valid chat body for model with the extra fields
@@ -477,13 +479,13 @@ func TestValidateFieldErrors(t *testing.T) {
 	if len(fe) != 2 || fe.Empty() {
 		t.Fatalf("Validate = %v, want errors at temperature and n", fe)
 	}
-	want := "llm: invalid request: n: n must be at least 1, not 0; temperature: temperature must be between 0 and 2, not 5"
+	want := "invalid input: n: n must be at least 1, not 0; temperature: temperature must be between 0 and 2, not 5"
 	if fe.Error() != want {
 		t.Errorf("Error() = %q\nwant %q", fe.Error(), want)
 	}
-	var target FieldErrors
+	var target field.Errors
 	if err := fe.Err(); !errors.As(err, &target) || len(target) != 2 {
-		t.Errorf("Err() = %v, want the FieldErrors", err)
+		t.Errorf("Err() = %v, want the field.Errors", err)
 	}
 
 	ok := Validate(RunSpec{Endpoint: eChat, Body: json.RawMessage(chatBody("gpt-oss-120b", ""))}, dCer, Model{})
