@@ -336,7 +336,7 @@ func ComparePage(v CompareView) templ.Component {
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}
-				templ_7745c5c3_Err = compareShare(v.Group != 0).Render(ctx, templ_7745c5c3_Buffer)
+				templ_7745c5c3_Err = compareShare(v).Render(ctx, templ_7745c5c3_Buffer)
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}
@@ -456,8 +456,8 @@ func ComparePage(v CompareView) templ.Component {
 }
 
 // compareShare makes a read-only link to the comparison; shown once
-// there is a saved comparison.
-func compareShare(shown bool) templ.Component {
+// there is a saved comparison, whose share URL compare.js sets.
+func compareShare(v CompareView) templ.Component {
 	return templruntime.GeneratedTemplate(func(templ_7745c5c3_Input templruntime.GeneratedComponentInput) (templ_7745c5c3_Err error) {
 		templ_7745c5c3_W, ctx := templ_7745c5c3_Input.Writer, templ_7745c5c3_Input.Context
 		if templ_7745c5c3_CtxErr := ctx.Err(); templ_7745c5c3_CtxErr != nil {
@@ -478,13 +478,21 @@ func compareShare(shown bool) templ.Component {
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
-		if !shown {
+		if v.Group == 0 {
 			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 48, " hidden")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
 		}
-		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 49, "><a id=\"cmp-saved-link\" href=\"#\" hidden>Open the saved comparison</a><div class=\"field\"><label for=\"cmp-share-audience\">Share with</label> <select id=\"cmp-share-audience\"><option value=\"team\">team members</option> <option value=\"public\">anyone with the link</option></select></div><button type=\"button\" id=\"cmp-share-make\">Make a read-only link</button><div class=\"field grow\" hidden><label for=\"cmp-share-url\">Link</label> <input id=\"cmp-share-url\" readonly></div></div>")
+		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 49, "><a id=\"cmp-saved-link\" href=\"#\" hidden>Open the saved comparison</a>")
+		if templ_7745c5c3_Err != nil {
+			return templ_7745c5c3_Err
+		}
+		templ_7745c5c3_Err = shareBox(ShareBox{Action: groupSharePath(v.Group), What: "comparison", CSRF: v.Page.CSRF}).Render(ctx, templ_7745c5c3_Buffer)
+		if templ_7745c5c3_Err != nil {
+			return templ_7745c5c3_Err
+		}
+		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 50, "</div>")
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
