@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/chromedp/cdproto/browser"
+	"github.com/chromedp/cdproto/emulation"
 	"github.com/chromedp/chromedp"
 
 	"knobs/db"
@@ -246,4 +247,187 @@ func TestShareAnswersJSONToScriptsAndRedirectsForms(t *testing.T) {
 	if r, _ := bob.jsonPost(fmt.Sprintf("/shares/%d/revoke", shares[0].ID), `{}`); r.status != http.StatusNotFound {
 		t.Errorf("bob revoking the admin's link answered %d, want 404", r.status)
 	}
+}
+
+// phone is the screen of a common phone: 390 px wide, touch and no mouse
+// (EmulateMobile alone leaves CSS's pointer: fine in headless Chromium).
+func phone(ctx context.Context, t *chromedp.Target) (chromedp.Void, error) {
+	if err := chromedp.Do(ctx, chromedp.EmulateViewport(390, 844, chromedp.EmulateMobile)); err != nil {
+		return chromedp.Void{}, err
+	}
+	_, err := chromedp.Call(ctx, emulation.SetTouchEmulationEnabled, emulation.SetTouchEmulationEnabledParams{Enabled: true, MaxTouchPoints: 5})
+	return chromedp.Void{}, err
+}
+
+// noHorizontalOverflow fails when the page is wider than the screen.
+func noHorizontalOverflow(t testing.TB, ctx context.Context, what string) {
+	t.Helper()
+	var m struct {
+		Scroll int `json:"scroll"`
+		Inner  int `json:"inner"`
+	}
+	m, err := chromedp.Run(ctx, chromedp.Evaluate[struct {
+		Scroll int `json:"scroll"`
+		Inner  int `json:"inner"`
+	}](`({scroll: document.documentElement.scrollWidth, inner: innerWidth})`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.Scroll > m.Inner {
+		t.Errorf("%s is %d px wide in a %d px screen", what, m.Scroll, m.Inner)
+	}
+}
+
+func TestBrowserHistoryTellsRunsApartAndIsCardsOnAPhone(t *testing.T) {
+	s := newServer(t)
+	ctx := newBrowser(t)
+	browserSignUp(t, ctx, s, "ada")
+	ada := s.newClient(t)
+	ada.mustLogIn("ada")
+	ada.finishedRun("Name three rivers of Europe and say what they carry.", `,"temperature":0.2`)
+	ada.finishedRun("Name three rivers of Europe and say what they carry.", `,"temperature":0.9`)
+	ada.finishedRun("Name three rivers of Europe and say what they carry.", `,"temperature":0.9,"top_p":0.5`)
+
+	type row struct {
+		When  string   `json:"when"`
+		Chips []string `json:"chips"`
+	}
+	rows := func() []row {
+		t.Helper()
+		rs, err := chromedp.Run(ctx, chromedp.Evaluate[[]row](`Array.from(document.querySelectorAll(".table.runs tbody tr")).map(tr => ({
+			when: tr.querySelector(".when").textContent.trim(),
+			chips: Array.from(tr.querySelectorAll(".chip")).map(c => c.textContent.trim())}))`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return rs
+	}
+	if err := chromedp.Do(ctx, chromedp.Navigate(s.url+"/history"), chromedp.WaitVisible(chromedp.CSS(".table.runs"))); err != nil {
+		t.Fatal(err)
+	}
+	// Newest first: the parameters that differ tell the three runs apart.
+	want := [][]string{{"t 0.9", "max 30", "top_p 0.5"}, {"t 0.9", "max 30"}, {"t 0.2", "max 30"}}
+	got := rows()
+	if len(got) != len(want) {
+		t.Fatalf("the list shows %d runs, want %d", len(got), len(want))
+	}
+	for i, r := range got {
+		if strings.Join(r.Chips, " · ") != strings.Join(want[i], " · ") {
+			t.Errorf("run %d shows the parameters %q, want %q", i+1, r.Chips, want[i])
+		}
+		if !strings.HasPrefix(r.When, "Today ") {
+			t.Errorf("run %d was made today and shows when %q, want Today hh:mm", i+1, r.When)
+		}
+	}
+	screenshot(t, ctx, "history-desktop.png")
+
+	err := chromedp.Do(ctx, chromedp.Action[chromedp.Void](phone), chromedp.Reload(), chromedp.WaitVisible(chromedp.CSS(".table.runs")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	noHorizontalOverflow(t, ctx, "the history page")
+	type card struct {
+		Display string `json:"display"`
+		Left    int    `json:"left"`
+		Right   int    `json:"right"`
+		Text    string `json:"text"`
+	}
+	cards, err := chromedp.Run(ctx, chromedp.Evaluate[[]card](`Array.from(document.querySelectorAll(".table.runs tbody tr")).map(tr => {
+		const r = tr.getBoundingClientRect();
+		// The metrics' labels are drawn by CSS, which innerText leaves out.
+		const labels = Array.from(tr.querySelectorAll("td")).map(td => getComputedStyle(td, "::before").content).filter(c => c !== "none");
+		return {display: getComputedStyle(tr).display, left: Math.floor(r.left), right: Math.ceil(r.right), text: tr.innerText + "\n" + labels.join("\n")};
+	})`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	headers, err := chromedp.Run(ctx, chromedp.Evaluate[string](`getComputedStyle(document.querySelector(".table.runs thead")).display`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if headers != "none" {
+		t.Errorf("on a phone the list still shows its column headers (display %s)", headers)
+	}
+	for i, c := range cards {
+		if c.Display == "table-row" || c.Left < 0 || c.Right > 390 {
+			t.Errorf("on a phone run %d is laid out as %s from %d to %d px, want a card within the 390 px screen", i+1, c.Display, c.Left, c.Right)
+		}
+		for _, w := range append(want[i], "Tokens", "Tokens/s", "Cost", "Today") {
+			if !strings.Contains(c.Text, w) {
+				t.Errorf("on a phone run %d's card lacks %q: %q", i+1, w, c.Text)
+			}
+		}
+	}
+	screenshot(t, ctx, "history-phone.png")
+}
+
+func TestBrowserOnAPhoneTheNavigationReachesEveryPage(t *testing.T) {
+	s := newServer(t)
+	ctx := newBrowser(t)
+	browserSignUp(t, ctx, s, "ada")
+	if err := chromedp.Do(ctx, chromedp.Action[chromedp.Void](phone), chromedp.Reload(), chromedp.WaitVisible(chromedp.CSS("#pg-run"))); err != nil {
+		t.Fatal(err)
+	}
+	noHorizontalOverflow(t, ctx, "the playground")
+	// Each link of the navigation is on the screen, whole, and on top:
+	// a tap at its middle lands on it.
+	type link struct {
+		Label string `json:"label"`
+		Href  string `json:"href"`
+		Shown bool   `json:"shown"`
+	}
+	links, err := chromedp.Run(ctx, chromedp.Evaluate[[]link](`Array.from(document.querySelectorAll(".mainnav a")).map(a => {
+		const r = a.getBoundingClientRect();
+		const hit = document.elementFromPoint(r.left + r.width / 2, r.top + r.height / 2);
+		return {label: a.textContent.trim(), href: a.getAttribute("href"),
+			shown: r.width > 0 && r.left >= 0 && r.right <= innerWidth && r.top >= 0 && r.bottom <= innerHeight && a.contains(hit)};
+	})`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var labels []string
+	for _, l := range links {
+		labels = append(labels, l.Label)
+		if !l.Shown {
+			t.Errorf("on a phone the navigation's %q is cut off or covered", l.Label)
+		}
+	}
+	if got := strings.Join(labels, ", "); got != "Playground, Compare, Presets, History, Settings" {
+		t.Errorf("the navigation has %s", got)
+	}
+	// Keyboard hints mean nothing on a touch screen.
+	kbd, err := chromedp.Run(ctx, chromedp.Evaluate[string](`getComputedStyle(document.querySelector("#pg-run kbd")).display`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if kbd != "none" {
+		t.Errorf("on a touch screen the Run button shows its keyboard hint (display %s)", kbd)
+	}
+
+	// Settings, reached by a tap: every row keeps its labels.
+	err = chromedp.Do(ctx,
+		chromedp.Click(chromedp.CSS(`.mainnav a[href="/settings"]`)),
+		chromedp.WaitVisible(chromedp.CSS("table.keys")),
+	)
+	if err != nil {
+		t.Fatalf("tapping Settings: %v", err)
+	}
+	if loc, _ := chromedp.Run(ctx, chromedp.Location()); loc != s.url+"/settings" {
+		t.Errorf("tapping Settings led to %s", loc)
+	}
+	noHorizontalOverflow(t, ctx, "the settings page")
+	// A cell whose column has a heading, hidden on a phone, says it itself.
+	unlabelled, err := chromedp.Run(ctx, chromedp.Evaluate[[]string](`Array.from(document.querySelectorAll("main table tbody td")).filter(td => {
+		const head = td.closest("table").querySelector("thead");
+		const heading = head.querySelectorAll("th")[td.cellIndex];
+		const before = getComputedStyle(td, "::before").content;
+		return getComputedStyle(head).display === "none" && heading && heading.textContent.trim() !== "" && (before === "none" || before === '""');
+	}).map(td => td.closest("tr").textContent.trim().slice(0, 40) + ": " + td.textContent.trim().slice(0, 40))`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, cell := range unlabelled {
+		t.Errorf("on a phone a settings cell has lost its column's label: %q", cell)
+	}
+	screenshot(t, ctx, "settings-phone.png")
 }
