@@ -4,8 +4,8 @@ import (
 	"fmt"
 	"math"
 	"net/url"
-	"strconv"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -208,7 +208,10 @@ func pieces(segs []db.Segment) []views.TextPiece {
 // bare time is ambiguous once the list is read later.
 func when(t time.Time) string {
 	now := time.Now()
-	day := func(d time.Time) time.Time { y, m, dd := d.Date(); return time.Date(y, m, dd, 0, 0, 0, 0, d.Location()) }
+	day := func(d time.Time) time.Time {
+		y, m, dd := d.Date()
+		return time.Date(y, m, dd, 0, 0, 0, 0, d.Location())
+	}
 	switch day(now).Sub(day(t)) {
 	case 0:
 		return "Today " + t.Format("15:04")
