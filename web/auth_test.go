@@ -14,7 +14,7 @@ func TestFirstAccountIsAdmin(t *testing.T) {
 	srv := newServer(t)
 	c := srv.newClient(t)
 
-	wantPage(t, c.get("/login"), http.StatusOK, "No account exists yet.")
+	wantPage(t, c.get("/login"), http.StatusOK, "No account yet")
 	wantPage(t, c.get("/signup"), http.StatusOK, "This is the first account: it becomes the team's admin.")
 
 	r := c.signUp("alice", "")

@@ -431,3 +431,33 @@ func TestBrowserOnAPhoneTheNavigationReachesEveryPage(t *testing.T) {
 	}
 	screenshot(t, ctx, "settings-phone.png")
 }
+
+func TestBrowserFirstStartSignInNoticeIsOneLine(t *testing.T) {
+	s := newServer(t)
+	ctx := newBrowser(t)
+	if err := chromedp.Do(ctx, chromedp.Navigate(s.url+"/login"), chromedp.WaitVisible(chromedp.CSS(".auth .notice"))); err != nil {
+		t.Fatal(err)
+	}
+	var m struct {
+		Text  string  `json:"text"`
+		Lines float64 `json:"lines"`
+	}
+	m, err := chromedp.Run(ctx, chromedp.Evaluate[struct {
+		Text  string  `json:"text"`
+		Lines float64 `json:"lines"`
+	}](`(() => {
+		const p = document.querySelector(".auth .notice");
+		const cs = getComputedStyle(p);
+		const inner = p.clientHeight - parseFloat(cs.paddingTop) - parseFloat(cs.paddingBottom);
+		return {text: p.textContent, lines: inner / parseFloat(cs.lineHeight === "normal" ? parseFloat(cs.fontSize) * 1.2 : cs.lineHeight)};
+	})()`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(m.Text, "create the first, the admin") {
+		t.Errorf("the sign-in page of a Knobs without accounts says %q", m.Text)
+	}
+	if m.Lines > 1.5 {
+		t.Errorf("the no-account notice %q takes %.1f lines, want one", m.Text, m.Lines)
+	}
+}
