@@ -177,6 +177,21 @@ func TestBrowserShareARunInPlace(t *testing.T) {
 	if err != nil || len(shares) != 1 || shares[0].Active() {
 		t.Errorf("stored shares %+v (%v), want one revoked link", shares, err)
 	}
+
+	// On a phone the share box is on the screen, whole.
+	if err := chromedp.Do(ctx, chromedp.Action[chromedp.Void](phone), chromedp.Reload(), chromedp.WaitVisible(chromedp.CSS(".share-menu"))); err != nil {
+		t.Fatal(err)
+	}
+	shareInPlace(t, ctx, "team")
+	noHorizontalOverflow(t, ctx, "the run page")
+	edges, err := chromedp.Run(ctx, chromedp.Evaluate[[]float64](`(() => { const r = document.querySelector(".share-menu .more-panel").getBoundingClientRect(); return [r.left, r.right]; })()`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if edges[0] < 0 || edges[1] > 390 {
+		t.Errorf("on a phone the share box spans %v px of a 390 px screen", edges)
+	}
+	screenshot(t, ctx, "run-share-phone.png")
 }
 
 func TestBrowserShareAPresetInPlace(t *testing.T) {
