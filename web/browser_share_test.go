@@ -476,3 +476,24 @@ func TestBrowserFirstStartSignInNoticeIsOneLine(t *testing.T) {
 		t.Errorf("the no-account notice %q takes %.1f lines, want one", m.Text, m.Lines)
 	}
 }
+
+// TestSavedComparisonListsItsShareLinks: a comparison's links stay on its
+// page, each with Copy and Revoke, as a run's and a preset's do.
+func TestSavedComparisonListsItsShareLinks(t *testing.T) {
+	s, admin := newTeam(t)
+	_, cmp := admin.postCompare("Tides, twice", simPane(1, 20), simPane(2, 20))
+	admin.readGroup(cmp.Events, "", nil)
+	page := fmt.Sprintf("/groups/%d", cmp.Group)
+	r, out := admin.jsonPost(page+"/shares", `{"audience":"public"}`)
+	if r.status != http.StatusCreated {
+		t.Fatalf("sharing the comparison answered %d %s", r.status, r.body)
+	}
+	link := s.url + fmt.Sprint(out["url"])
+	shown := admin.open(page)
+	wantPage(t, shown, http.StatusOK, `value="`+link+`"`, "data-copy", `action="`+fmt.Sprint(out["revoke"])+`"`, "Public link")
+	admin.jsonPost(fmt.Sprint(out["revoke"]), `{}`)
+	wantPage(t, admin.open(page), http.StatusOK, "revoked.")
+	if admin.open(page).has(`value="` + link + `"`) {
+		t.Error("a revoked link is still offered for copying")
+	}
+}
