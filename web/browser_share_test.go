@@ -334,9 +334,14 @@ func TestBrowserHistoryTellsRunsApartAndIsCardsOnAPhone(t *testing.T) {
 			t.Errorf("run %d was made today and shows when %q, want Today hh:mm", i+1, r.When)
 		}
 	}
+	// The list stays within the page: long prompts end in an ellipsis.
+	fits, err := chromedp.Run(ctx, chromedp.Evaluate[bool](`document.querySelector(".table.runs").getBoundingClientRect().right <= document.querySelector(".history").getBoundingClientRect().right + 0.5`))
+	if err != nil || !fits {
+		t.Errorf("on a desktop the history list is wider than the page (%v)", err)
+	}
 	screenshot(t, ctx, "history-desktop.png")
 
-	err := chromedp.Do(ctx, chromedp.Action[chromedp.Void](phone), chromedp.Reload(), chromedp.WaitVisible(chromedp.CSS(".table.runs")))
+	err = chromedp.Do(ctx, chromedp.Action[chromedp.Void](phone), chromedp.Reload(), chromedp.WaitVisible(chromedp.CSS(".table.runs")))
 	if err != nil {
 		t.Fatal(err)
 	}
