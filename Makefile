@@ -3,16 +3,27 @@ GO      ?= go
 BIN     ?= bin/knobs
 PKGS    := ./...
 
-.PHONY: run build generate test vet fmt-check templ-check bench fuzz clean
+.PHONY: run build modules generate test vet fmt-check templ-check bench fuzz clean
 
+# make run says what it does: on a fresh clone the module download and the
+# first build take minutes, and silence looks like a hang.
 run: build
-	./$(BIN)
+	@echo "Knobs: starting on http://$${KNOBS_ADDR:-127.0.0.1:8080} (KNOBS_ADDR changes it; Ctrl-C stops)"
+	@./$(BIN)
 
 build: generate
-	CGO_ENABLED=0 $(GO) build -trimpath -o $(BIN) .
+	@echo "Knobs: building $(BIN)…"
+	@CGO_ENABLED=0 $(GO) build -trimpath -o $(BIN) .
 
-generate:
-	$(GO) tool templ generate
+# Modules missing from the cache are downloaded once, and said so; with
+# GOPROXY=off the check itself downloads nothing.
+modules:
+	@GOPROXY=off $(GO) list -deps . >/dev/null 2>&1 || \
+		{ echo "Knobs: downloading Go modules (first run only)…"; $(GO) mod download; }
+
+generate: modules
+	@echo "Knobs: generating the pages' Go code (templ)…"
+	@$(GO) tool templ generate -log-level warn
 
 vet:
 	$(GO) vet $(PKGS)

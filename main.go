@@ -105,10 +105,12 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 		if err != nil {
 			return err
 		}
+		// A first start without KNOBS_SECRET is the normal case, not a
+		// fault: say where the secret went and what it is for.
 		if created {
-			log.Warn("KNOBS_SECRET is unset: generated a secret and kept it in the database; set KNOBS_SECRET to manage it yourself", "db", cfg.DBPath)
+			log.Info("first start: generated the secret that signs sessions and encrypts stored API keys, and kept it in the database for the next start (set KNOBS_SECRET to choose your own)", "db", cfg.DBPath)
 		} else {
-			log.Info("KNOBS_SECRET is unset: using the secret kept in the database", "db", cfg.DBPath)
+			log.Info("using the secret kept in the database (KNOBS_SECRET is unset)", "db", cfg.DBPath)
 		}
 		cfg.Secret = secret
 	}

@@ -2,6 +2,8 @@ package db
 
 import (
 	"context"
+	"database/sql"
+	"encoding/json"
 	"fmt"
 	"slices"
 	"strings"
@@ -55,6 +57,10 @@ type RunSummary struct {
 	Starred      bool
 	Note         string
 	GroupID      int64 // 0 = not part of a comparison
+	// Params are the request's top-level numeric parameters (temperature,
+	// max_completion_tokens, top_p...), each as JSON writes it, so that
+	// the list can show what tells two runs apart.
+	Params map[string]string
 }
 
 // Search markers: snippet() wraps matches in them; clean() keeps them out
@@ -68,7 +74,8 @@ const (
 )
 
 const summaryColumns = `r.id, r.created_at, r.provider, r.model, r.endpoint, r.status, r.prompt_line, r.output_line,
-	r.tokens, r.ttft_ms, r.tokens_per_sec, r.cost_usd, r.starred, r.note, ifnull(r.group_id, 0)`
+	r.tokens, r.ttft_ms, r.tokens_per_sec, r.cost_usd, r.starred, r.note, ifnull(r.group_id, 0),
+	(SELECT json_group_object(key, value) FROM json_each(r.spec, '$.body') WHERE type IN ('integer', 'real'))`
 
 // Runs lists a user's runs newest first, one page at a time; next is the
 // Before of the following page, 0 after the last. Paging by id neither
@@ -151,8 +158,9 @@ ORDER BY runs_fts.rowid DESC LIMIT ?`
 		var r RunSummary
 		var created int64
 		var promptLine, outputLine string
+		var params sql.NullString
 		dest := []any{&r.ID, &created, &r.Provider, &r.Model, &r.Endpoint, &r.Status, &promptLine, &outputLine,
-			&r.Tokens, &r.TTFTMs, &r.TokensPerSec, &r.CostUSD, &r.Starred, &r.Note, &r.GroupID}
+			&r.Tokens, &r.TTFTMs, &r.TokensPerSec, &r.CostUSD, &r.Starred, &r.Note, &r.GroupID, &params}
 		var snippets [4]string
 		if search {
 			dest = append(dest, &snippets[0], &snippets[1], &snippets[2], &snippets[3])
@@ -163,6 +171,7 @@ ORDER BY runs_fts.rowid DESC LIMIT ?`
 		r.CreatedAt = time.UnixMilli(created)
 		r.Prompt = pickSegments(promptLine, snippets[0], snippets[1])
 		r.Output = pickSegments(outputLine, snippets[2], snippets[3])
+		r.Params = numberParams(params.String)
 		runs = append(runs, r)
 	}
 	if err := rows.Err(); err != nil {
@@ -448,4 +457,18 @@ DELETE FROM runs WHERE id IN (SELECT id FROM runs WHERE created_at < ? AND statu
 			return total, nil
 		}
 	}
+}
+
+// numberParams reads the parameters json_group_object gathered, each
+// number as JSON writes it.
+func numberParams(obj string) map[string]string {
+	var raw map[string]json.RawMessage
+	if obj == "" || json.Unmarshal([]byte(obj), &raw) != nil || len(raw) == 0 {
+		return nil
+	}
+	out := make(map[string]string, len(raw))
+	for k, v := range raw {
+		out[k] = string(v)
+	}
+	return out
 }

@@ -148,6 +148,13 @@ func (h *Handler) ShowGroupPage(c *fiber.Ctx) error {
 	}
 	v.Group, v.Title = g.ID, g.Title
 	v.Events, v.Replay = groupPath(g.ID)+"/events", groupPath(g.ID)+"/replay"
+	shares, err := h.store.Shares(ctx(c), g.OwnerID, db.ShareGroup, g.ID)
+	if err != nil {
+		return err
+	}
+	for _, s := range shares {
+		v.Shares = append(v.Shares, shareRow(c, s))
+	}
 	return Render(c, fiber.StatusOK, views.ComparePage(v))
 }
 

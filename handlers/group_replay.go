@@ -122,28 +122,23 @@ func (h *Handler) ReplaySharedGroup(c *fiber.Ctx) error {
 }
 
 // CreateGroupShare makes a read-only link to one of the signed-in user's
-// comparisons, for the team or for anyone ("audience" as a form field or
-// JSON), and answers {"id","token","url","replay"}. POST
-// /shares/:id/revoke stops it.
+// comparisons, as CreateRunShare does for a run; its JSON answer also
+// names the replay ("replay"). POST /shares/:id/revoke stops it.
 func (h *Handler) CreateGroupShare(c *fiber.Ctx) error {
 	g, err := h.ownGroup(c)
 	if err != nil {
 		return err
 	}
-	var in struct {
-		Audience string `json:"audience" form:"audience"`
+	back := "/groups/" + strconv.FormatInt(g.ID, 10)
+	audience, ok := shareAudience(c)
+	if !ok {
+		return refuseShare(c, back)
 	}
-	if err := c.BodyParser(&in); err != nil {
-		return c.Status(fiber.StatusBadRequest).JSON(fiber.Map{"error": "Send the audience: team or public."})
-	}
-	if in.Audience != db.ShareTeam && in.Audience != db.SharePublic {
-		return c.Status(fiber.StatusUnprocessableEntity).JSON(fiber.Map{"error": "Choose who the link is for: team members or anyone with the link."})
-	}
-	sh, err := h.store.CreateShare(ctx(c), g.OwnerID, db.ShareGroup, g.ID, in.Audience)
+	sh, err := h.store.CreateShare(ctx(c), g.OwnerID, db.ShareGroup, g.ID, audience)
 	if err != nil {
 		return err
 	}
-	return c.Status(fiber.StatusCreated).JSON(fiber.Map{"id": sh.ID, "token": sh.Token, "url": "/g/" + sh.Token, "replay": "/g/" + sh.Token + "/replay"})
+	return answerShare(c, sh, back)
 }
 
 // serveReplay streams the replay of group g, within the limits on

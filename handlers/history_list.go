@@ -2,7 +2,9 @@ package handlers
 
 import (
 	"fmt"
+	"math"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -70,8 +72,9 @@ func (h *Handler) ShowHistoryPage(c *fiber.Ctx) error {
 	for _, p := range presets {
 		v.Presets = append(v.Presets, views.KeyValue{Key: strconv.FormatInt(p.ID, 10), Value: p.Name})
 	}
+	shown := telling(runs)
 	for _, r := range runs {
-		v.Rows = append(v.Rows, historyRow(r))
+		v.Rows = append(v.Rows, historyRow(r, shown))
 	}
 	if next != 0 {
 		q := url.Values{}
@@ -89,24 +92,108 @@ func (h *Handler) ShowHistoryPage(c *fiber.Ctx) error {
 	return Render(c, fiber.StatusOK, views.HistoryPage(v))
 }
 
-func historyRow(r db.RunSummary) views.HistoryRow {
+func historyRow(r db.RunSummary, shown []string) views.HistoryRow {
 	row := views.HistoryRow{
 		ID: r.ID, When: when(r.CreatedAt), WhenISO: r.CreatedAt.Format(time.RFC3339),
 		Provider: r.Provider, Model: r.Model, Status: r.Status,
 		Prompt: pieces(r.Prompt), Output: pieces(r.Output),
 		Starred: r.Starred, Note: firstLine(r.Note), GroupID: r.GroupID,
-		Tokens: "—", TTFT: "—", TPS: "—",
+		Tokens: "—", TTFT: "—", TPS: "—", Cost: "—",
 	}
 	if r.Tokens > 0 {
-		row.Tokens = strconv.Itoa(r.Tokens)
+		row.Tokens = grouped(int64(r.Tokens))
 	}
 	if r.TTFTMs > 0 {
-		row.TTFT = fmt.Sprintf("%.0f ms", r.TTFTMs)
+		row.TTFT = grouped(int64(math.Round(r.TTFTMs))) + " ms"
 	}
-	if r.TokensPerSec > 0 {
-		row.TPS = fmt.Sprintf("%.0f", r.TokensPerSec)
+	// A rate over a handful of tokens says nothing (the playground shows —
+	// under 10 tokens too).
+	if r.TokensPerSec > 0 && r.Tokens >= 10 {
+		row.TPS = grouped(int64(math.Round(r.TokensPerSec)))
+	}
+	if r.CostUSD > 0 {
+		row.Cost = dollars(r.CostUSD)
+	}
+	for _, name := range shown {
+		if val, ok := r.Params[name]; ok {
+			row.Params = append(row.Params, views.ParamChip{Label: paramLabel(name), Name: name, Value: val})
+		}
 	}
 	return row
+}
+
+// alwaysShown are the parameters people tweak most: the list shows them
+// on every run that sets them.
+var alwaysShown = []string{"temperature", "max_completion_tokens", "max_tokens", "max_output_tokens"}
+
+// telling returns the parameters a page of runs shows: the usual ones,
+// then any other whose value is not the same on every run (set on some
+// and not others counts), so that two runs can be told apart.
+func telling(runs []db.RunSummary) []string {
+	var names []string
+	for _, name := range alwaysShown {
+		for _, r := range runs {
+			if _, ok := r.Params[name]; ok {
+				names = append(names, name)
+				break
+			}
+		}
+	}
+	var others []string
+	for _, r := range runs {
+		for name := range r.Params {
+			if slices.Contains(alwaysShown, name) || slices.Contains(others, name) {
+				continue
+			}
+			if slices.ContainsFunc(runs, func(o db.RunSummary) bool { return o.Params[name] != r.Params[name] }) {
+				others = append(others, name)
+			}
+		}
+	}
+	slices.Sort(others)
+	return append(names, others...)
+}
+
+// paramLabel is a parameter's short name on a chip.
+func paramLabel(name string) string {
+	switch name {
+	case "temperature":
+		return "t"
+	case "max_completion_tokens", "max_tokens", "max_output_tokens":
+		return "max"
+	}
+	return name
+}
+
+// grouped writes n with thousands separators: 12,345.
+func grouped(n int64) string {
+	s := strconv.FormatInt(n, 10)
+	neg := strings.HasPrefix(s, "-")
+	s = strings.TrimPrefix(s, "-")
+	var b strings.Builder
+	for i, c := range s {
+		if i > 0 && (len(s)-i)%3 == 0 {
+			b.WriteByte(',')
+		}
+		b.WriteRune(c)
+	}
+	if neg {
+		return "-" + b.String()
+	}
+	return b.String()
+}
+
+// dollars writes a cost with the digits that matter: runs often cost a
+// fraction of a cent.
+func dollars(usd float64) string {
+	switch {
+	case usd < 0.0001:
+		return "< $0.0001"
+	case usd < 1:
+		return fmt.Sprintf("$%.4f", usd)
+	}
+	cents := int64(math.Round(usd * 100))
+	return fmt.Sprintf("$%s.%02d", grouped(cents/100), cents%100)
 }
 
 func pieces(segs []db.Segment) []views.TextPiece {
@@ -117,12 +204,19 @@ func pieces(segs []db.Segment) []views.TextPiece {
 	return out
 }
 
-// when shows a time the way a list reads best: the time today, the date
-// otherwise.
+// when shows a time the way a list reads best: always with its day, as a
+// bare time is ambiguous once the list is read later.
 func when(t time.Time) string {
 	now := time.Now()
-	if t.Year() == now.Year() && t.YearDay() == now.YearDay() {
-		return t.Format("15:04:05")
+	day := func(d time.Time) time.Time {
+		y, m, dd := d.Date()
+		return time.Date(y, m, dd, 0, 0, 0, 0, d.Location())
+	}
+	switch day(now).Sub(day(t)) {
+	case 0:
+		return "Today " + t.Format("15:04")
+	case 24 * time.Hour:
+		return "Yesterday " + t.Format("15:04")
 	}
 	if t.Year() == now.Year() {
 		return t.Format("2 Jan 15:04")

@@ -87,7 +87,7 @@ func (h *Handler) renderPreset(c *fiber.Ctx, status int, errs views.FieldErrors)
 			return err
 		}
 		for _, s := range shares {
-			v.Shares = append(v.Shares, views.ShareRow{ID: s.ID, URL: c.BaseURL() + "/p/" + s.Token, Audience: s.Audience, Created: day(s.CreatedAt), Active: s.Active()})
+			v.Shares = append(v.Shares, shareRow(c, s))
 		}
 	}
 	return Render(c, status, views.PresetPage(v))
@@ -298,7 +298,8 @@ func fileSlug(name string) string {
 	return s
 }
 
-// CreatePresetShare makes a read-only link to a preset.
+// CreatePresetShare makes a read-only link to a preset, as
+// CreateRunShare does for a run.
 func (h *Handler) CreatePresetShare(c *fiber.Ctx) error {
 	u, _ := CurrentUser(c)
 	p, err := h.visiblePreset(c)
@@ -308,14 +309,15 @@ func (h *Handler) CreatePresetShare(c *fiber.Ctx) error {
 	if p.OwnerID != u.ID {
 		return fiber.NewError(fiber.StatusForbidden, "Only its owner can share this preset.")
 	}
-	audience := c.FormValue("audience")
-	if audience != db.ShareTeam && audience != db.SharePublic {
-		return redirectWith(c, presetPath(p.ID), "Choose who the link is for.")
+	audience, ok := shareAudience(c)
+	if !ok {
+		return refuseShare(c, presetPath(p.ID))
 	}
-	if _, err := h.store.CreateShare(ctx(c), u.ID, db.SharePreset, p.ID, audience); err != nil {
+	sh, err := h.store.CreateShare(ctx(c), u.ID, db.SharePreset, p.ID, audience)
+	if err != nil {
 		return err
 	}
-	return redirectWith(c, presetPath(p.ID), "Share link made.")
+	return answerShare(c, sh, presetPath(p.ID))
 }
 
 // ImportPreset reads a preset file, a raw request body or a curl command,

@@ -164,23 +164,26 @@ func describeFields(fields map[string]string) string {
 	return strings.Join(parts, "; ")
 }
 
-// CreateRunShare makes a read-only link to a run.
+// CreateRunShare makes a read-only link to a run, for the team or for
+// anyone; a page script gets the link as JSON (see answerShare).
 func (h *Handler) CreateRunShare(c *fiber.Ctx) error {
 	run, err := h.ownRun(c)
 	if err != nil {
 		return err
 	}
-	audience := c.FormValue("audience")
-	if audience != db.ShareTeam && audience != db.SharePublic {
-		return redirectWith(c, runPath(run.ID), "Choose who the link is for: team members or anyone with the link.")
+	audience, ok := shareAudience(c)
+	if !ok {
+		return refuseShare(c, runPath(run.ID))
 	}
-	if _, err := h.store.CreateShare(ctx(c), run.UserID, db.ShareRun, run.ID, audience); err != nil {
+	sh, err := h.store.CreateShare(ctx(c), run.UserID, db.ShareRun, run.ID, audience)
+	if err != nil {
 		return err
 	}
-	return redirectWith(c, runPath(run.ID), "Share link made: copy it from the list under More.")
+	return answerShare(c, sh, runPath(run.ID))
 }
 
-// RevokeShare stops a share link from opening.
+// RevokeShare stops a share link from opening. A page script gets
+// {"id","revoked"}; a form post goes back where it came from.
 func (h *Handler) RevokeShare(c *fiber.Ctx) error {
 	u, _ := CurrentUser(c)
 	id, err := strconv.ParseInt(c.Params("id"), 10, 64)
@@ -191,6 +194,9 @@ func (h *Handler) RevokeShare(c *fiber.Ctx) error {
 		return err
 	}
 	h.shared.cut(id) // replays streaming through the link end now
+	if wantsJSON(c) {
+		return c.JSON(fiber.Map{"id": id, "revoked": true})
+	}
 	back := "/history"
 	if ref, err := url.Parse(c.Get(fiber.HeaderReferer)); err == nil && ref.Host == string(c.Request().Host()) {
 		back = safeNext(ref.Path)

@@ -37,7 +37,7 @@ func (h *Handler) ShowRunPage(c *fiber.Ctx) error {
 		return err
 	}
 	for _, s := range shares {
-		v.Shares = append(v.Shares, views.ShareRow{ID: s.ID, URL: c.BaseURL() + "/s/" + s.Token, Audience: s.Audience, Created: day(s.CreatedAt), Active: s.Active()})
+		v.Shares = append(v.Shares, shareRow(c, s))
 	}
 	providers, err := h.providerList(ctx(c))
 	if err != nil {

@@ -52,7 +52,7 @@ func LoginPage(f LoginForm) templ.Component {
 				return templ_7745c5c3_Err
 			}
 			if f.NoUsers {
-				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 2, "<p class=\"notice\">No account exists yet. <a href=\"/signup\">Create the first one</a>; it becomes the admin.</p>")
+				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 2, "<p class=\"notice\">No account yet: <a href=\"/signup\">create the first, the admin</a>.</p>")
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}

@@ -14,7 +14,7 @@ func TestFirstAccountIsAdmin(t *testing.T) {
 	srv := newServer(t)
 	c := srv.newClient(t)
 
-	wantPage(t, c.get("/login"), http.StatusOK, "No account exists yet.")
+	wantPage(t, c.get("/login"), http.StatusOK, "No account yet")
 	wantPage(t, c.get("/signup"), http.StatusOK, "This is the first account: it becomes the team's admin.")
 
 	r := c.signUp("alice", "")
@@ -52,7 +52,7 @@ func TestInviteLink(t *testing.T) {
 	if again := admin.open("/settings"); inviteURL(again) != "" || again.has(inviteToken(link)) {
 		t.Errorf("the invite link is shown again after it was made")
 	}
-	wantPage(t, admin.open("/settings"), http.StatusOK, "<td>open</td>")
+	wantPage(t, admin.open("/settings"), http.StatusOK, `data-label="Status">open</td>`)
 
 	bob := srv.newClient(t)
 	r := bob.get(link)

@@ -98,14 +98,13 @@ func TestBrowserCompareThreeSimPanesRunAllAtOnce(t *testing.T) {
 	err = chromedp.Do(ctx,
 		chromedp.Navigate(fmt.Sprintf("%s/groups/%d", s.url, group)),
 		summaryShown,
-		chromedp.SetValue(chromedp.CSS("#cmp-share-audience"), "public"),
-		chromedp.Click(chromedp.CSS("#cmp-share-make")),
-		chromedp.Poll[chromedp.Void](`document.getElementById("cmp-share-url").value !== ""`, chromedp.WithPollingInterval(20*time.Millisecond)),
+		chromedp.Click(chromedp.CSS(`#cmp-share button[value="public"]`)),
+		chromedp.Poll[chromedp.Void](`(document.querySelector("#cmp-share [data-share-url]") || {}).value`, chromedp.WithPollingInterval(20*time.Millisecond)),
 	)
 	if err != nil {
 		t.Fatalf("the saved comparison: %v", err)
 	}
-	link, err := chromedp.Run(ctx, chromedp.Evaluate[string](`document.getElementById("cmp-share-url").value`))
+	link, err := chromedp.Run(ctx, chromedp.Evaluate[string](`document.querySelector("#cmp-share [data-share-url]").value`))
 	if err != nil {
 		t.Fatalf("the saved comparison: %v", err)
 	}
@@ -154,7 +153,7 @@ func TestComparePagesSavedAndShared(t *testing.T) {
 
 	page := fmt.Sprintf("/groups/%d", cmp.Group)
 	r = admin.get(page)
-	wantPage(t, r, http.StatusOK, `data-mode="saved"`, "Glaciers, twice", `data-replay="`+page+`/replay"`, `data-events="`+page+`/events"`, `id="cmp-share-make"`)
+	wantPage(t, r, http.StatusOK, `data-mode="saved"`, "Glaciers, twice", `data-replay="`+page+`/replay"`, `data-events="`+page+`/events"`, `action="`+page+`/shares"`)
 	bob := admin.addMember("bob")
 	for _, path := range []string{page, "/groups/999", "/groups/abc"} {
 		if r := bob.get(path); r.status != http.StatusNotFound {
@@ -170,7 +169,7 @@ func TestComparePagesSavedAndShared(t *testing.T) {
 	anon := s.newClient(t)
 	r = anon.getHTML("/g/" + sh.Token)
 	wantPage(t, r, http.StatusOK, `data-mode="shared"`, "Glaciers, twice", `data-replay="/g/`+sh.Token+`/replay"`, `id="cmp-replay"`, "sim-fast")
-	for _, absent := range []string{`id="cmp-run"`, `id="cmp-share-make"`, `class="mainnav"`} {
+	for _, absent := range []string{`id="cmp-run"`, `data-share`, `class="mainnav"`} {
 		if r.has(absent) {
 			t.Errorf("the shared page has %s", absent)
 		}

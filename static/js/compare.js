@@ -1234,7 +1234,14 @@ import { readPrompt, writePrompt, promptShape, choiceLabel } from "./prompt.js";
     const a = $("#cmp-saved-link");
     a.href = `/groups/${state.group}`;
     a.hidden = false;
-    $("#cmp-share-url").closest(".field").hidden = true;
+    // knobs.js makes the links (shareBox): it only needs where to ask.
+    // Links listed belong to the comparison before this one.
+    const form = ui.share.querySelector("form[data-share]");
+    const url = `/groups/${state.group}/shares`;
+    if (form.getAttribute("action") !== url) {
+      form.setAttribute("action", url);
+      ui.share.querySelector("[data-share-list]").replaceChildren();
+    }
   }
 
   async function stopAll() {
@@ -1361,26 +1368,6 @@ import { readPrompt, writePrompt, promptShape, choiceLabel } from "./prompt.js";
     if (param === "seed" && vals.some((v) => !Number.isInteger(v))) return "Seeds are whole numbers.";
     if (vals.length < MIN || vals.length > MAX) return `Give ${MIN} to ${MAX} values; that is ${vals.length}.`;
     return vals;
-  }
-
-  // ---------- sharing ----------
-
-  const shareBtn = $("#cmp-share-make");
-  if (shareBtn) {
-    shareBtn.addEventListener("click", async () => {
-      if (!state.group) return;
-      const res = await post(`/groups/${state.group}/shares`, { audience: $("#cmp-share-audience").value }).catch(() => null);
-      const data = res ? await res.json().catch(() => ({})) : {};
-      if (!res || !res.ok) {
-        say(data.error || "The link could not be made.", true);
-        return;
-      }
-      const input = $("#cmp-share-url");
-      input.value = location.origin + data.url;
-      input.closest(".field").hidden = false;
-      input.select();
-      say("Anyone the link is for can open it read-only and replay it; revoke it from History.");
-    });
   }
 
   // ---------- presenter mode and keys ----------
