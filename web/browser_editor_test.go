@@ -12,8 +12,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/chromedp/cdproto/browser"
-	"github.com/chromedp/cdproto/cdp"
 	"github.com/chromedp/chromedp"
 )
 
@@ -381,23 +379,6 @@ func isHidden(t testing.TB, ctx context.Context, sel string) bool {
 	return evalString(t, ctx, `String(document.querySelector(`+string(s)+`).hidden)`) == "true"
 }
 
-// grantClipboard lets the page read and write the clipboard, as a user
-// who allowed it would.
-func grantClipboard(s *server) chromedp.Action[chromedp.Void] {
-	return chromedp.Func(func(ctx context.Context, t *chromedp.Target) error {
-		for _, name := range []string{"clipboard-read", "clipboard-write"} {
-			if _, err := cdp.Call(ctx, t, browser.SetPermission, browser.SetPermissionParams{
-				Permission: &browser.PermissionDescriptor{Name: name, AllowWithoutSanitization: true},
-				Setting:    browser.PermissionSettingGranted,
-				Origin:     s.url,
-			}); err != nil {
-				return fmt.Errorf("granting %s: %w", name, err)
-			}
-		}
-		return nil
-	})
-}
-
 // copied clicks the Copy button sel and checks that it says the text was
 // copied, not only selected.
 func copied(t testing.TB, ctx context.Context, sel string) {
@@ -428,8 +409,8 @@ func TestBrowserEditorCopiesTheAnswerAndItsCodeBlocks(t *testing.T) {
 	s := newServer(t)
 	ctx := newBrowser(t)
 	browserSignUp(t, ctx, s, "ada")
+	grantClipboard(t, ctx, s.url)
 	err := chromedp.Do(ctx,
-		grantClipboard(s),
 		choose("sim", "sim-fast"),
 		typeMessage(0, "Write a Python function that parses invoices from a CSV file."),
 	)
