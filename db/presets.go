@@ -6,26 +6,15 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"regexp"
 	"slices"
 	"strings"
 	"time"
-	"unicode/utf8"
 )
 
 // Preset visibilities.
 const (
 	PresetPrivate = "private" // its owner alone sees it
 	PresetTeam    = "team"    // every member sees and uses it; its owner or an admin changes it
-)
-
-// Limits of a preset's fields.
-const (
-	PresetNameMax        = 100     // runes
-	PresetDescriptionMax = 10000   // runes
-	PresetTagMax         = 32      // bytes of [a-z0-9_-]
-	PresetTagsMax        = 20      // tags on one preset
-	PresetSpecMax        = 1 << 20 // bytes of spec JSON, as an imported file
 )
 
 // ErrForbidden is returned when the caller sees a preset but may not
@@ -68,139 +57,15 @@ type PresetVersion struct {
 	SavedBy     string // username; "" once that account is removed
 }
 
-// PresetErrors maps a preset field ("name", "description", "tags",
-// "visibility", "spec", "variables") to what is wrong with it, in words
-// for the form. Create and update return it as the error when a preset
-// does not pass NormalizePreset.
-type PresetErrors map[string]string
-
-// Error lists the messages in field order.
-func (pe PresetErrors) Error() string {
-	var parts []string
-	for _, k := range []string{"name", "description", "tags", "visibility", "spec", "variables"} {
-		if m, ok := pe[k]; ok {
-			parts = append(parts, k+": "+m)
-		}
-	}
-	return "db: invalid preset: " + strings.Join(parts, "; ")
-}
-
-var (
-	tagPattern      = regexp.MustCompile(`^[a-z0-9_-]{1,32}$`)
-	variablePattern = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]{0,63}$`)
-)
-
-// ParseTags splits what a user typed in a tags field at commas and
-// spaces; NormalizeTags then checks and orders them.
-func ParseTags(s string) []string {
-	return strings.FieldsFunc(s, func(r rune) bool { return r == ',' || r == ' ' || r == '\t' || r == '\n' || r == '\r' })
-}
-
-// NormalizeTags lowercases, trims, sorts and deduplicates tags, dropping
-// empty ones; msg names the first tag that is not 1 to 32 of a-z, 0-9,
-// "-" and "_", or says there are too many.
-func NormalizeTags(tags []string) (out []string, msg string) {
-	for _, t := range tags {
-		t = strings.ToLower(strings.TrimSpace(t))
-		if t == "" {
-			continue
-		}
-		if !tagPattern.MatchString(t) {
-			if msg == "" {
-				msg = fmt.Sprintf("The tag %q is not 1 to %d of a-z, 0-9, - and _.", t, PresetTagMax)
-			}
-			continue
-		}
-		out = append(out, t)
-	}
-	slices.Sort(out)
-	out = slices.Compact(out)
-	if msg == "" && len(out) > PresetTagsMax {
-		msg = fmt.Sprintf("A preset has at most %d tags; this one has %d.", PresetTagsMax, len(out))
-	}
-	return out, msg
-}
-
-// NormalizePreset trims p's name, normalises its tags, makes an empty
-// visibility private and nil variables empty, and checks every field.
-// The messages are for the form; Create and update call it too.
-func NormalizePreset(p Preset) (Preset, PresetErrors) {
-	errs := PresetErrors{}
-	p.Name = strings.TrimSpace(p.Name)
-	switch n := utf8.RuneCountInString(p.Name); {
-	case n == 0:
-		errs["name"] = "Give the preset a name."
-	case n > PresetNameMax:
-		errs["name"] = fmt.Sprintf("The name is at most %d characters; this one has %d.", PresetNameMax, n)
-	case !utf8.ValidString(p.Name):
-		errs["name"] = "The name is not valid UTF-8."
-	}
-	p.Description = strings.TrimSpace(p.Description)
-	if n := utf8.RuneCountInString(p.Description); n > PresetDescriptionMax {
-		errs["description"] = fmt.Sprintf("The description is at most %d characters; this one has %d.", PresetDescriptionMax, n)
-	}
-	var msg string
-	if p.Tags, msg = NormalizeTags(p.Tags); msg != "" {
-		errs["tags"] = msg
-	}
-	if p.Visibility == "" {
-		p.Visibility = PresetPrivate
-	}
-	if p.Visibility != PresetPrivate && p.Visibility != PresetTeam {
-		errs["visibility"] = fmt.Sprintf("Visibility is private or team, not %q.", p.Visibility)
-	}
-	if msg := checkSpec(p.Spec); msg != "" {
-		errs["spec"] = msg
-	}
-	if p.Variables == nil {
-		p.Variables = map[string]string{}
-	}
-	names := make([]string, 0, len(p.Variables))
-	for name := range p.Variables {
-		names = append(names, name)
-	}
-	slices.Sort(names)
-	for _, name := range names {
-		if !variablePattern.MatchString(name) {
-			errs["variables"] = fmt.Sprintf("%q is not a variable name: a letter or _, then up to 63 letters, digits or _.", name)
-			break
-		}
-	}
-	if len(errs) == 0 {
-		return p, nil
-	}
-	return p, errs
-}
-
-// checkSpec checks what the store relies on: a RunSpec object with an
-// endpoint and a body object. The body itself is llm.Validate's concern.
-func checkSpec(spec string) string {
-	if len(spec) > PresetSpecMax {
-		return fmt.Sprintf("The setup is %d bytes; the limit is %d.", len(spec), PresetSpecMax)
-	}
-	var s struct {
-		Endpoint string          `json:"endpoint"`
-		Body     json.RawMessage `json:"body"`
-	}
-	if err := json.Unmarshal([]byte(spec), &s); err != nil {
-		return "The setup is not a JSON object with provider, endpoint and body."
-	}
-	if s.Endpoint != "chat" && s.Endpoint != "completion" {
-		return fmt.Sprintf("The endpoint must be chat or completion, not %q.", s.Endpoint)
-	}
-	var body map[string]json.RawMessage
-	if json.Unmarshal(s.Body, &body) != nil || body == nil {
-		return "The request body must be a JSON object."
-	}
-	return ""
-}
-
 // presetContent is what a version keeps, encoded for its columns.
 type presetContent struct {
 	name, description, tags, spec, variables string
 }
 
 func encodeContent(p Preset) (presetContent, error) {
+	if p.Variables == nil {
+		p.Variables = map[string]string{} // stored as {}, never null
+	}
 	vars, err := json.Marshal(p.Variables)
 	if err != nil {
 		return presetContent{}, err
@@ -270,12 +135,11 @@ VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`, p.ID, p.Version, c.name, c.description, c.t
 }
 
 // CreatePreset saves a new preset of p.OwnerID as version 1, which is
-// also kept in its versions. A preset that fails NormalizePreset is a
-// PresetErrors.
+// also kept in its versions. The caller has checked p by the preset rules
+// (preset.Normalize); an empty visibility is private.
 func (s *Store) CreatePreset(ctx context.Context, p Preset) (Preset, error) {
-	p, errs := NormalizePreset(p)
-	if errs != nil {
-		return Preset{}, errs
+	if p.Visibility == "" {
+		p.Visibility = PresetPrivate
 	}
 	c, err := encodeContent(p)
 	if err != nil {
@@ -431,23 +295,21 @@ WHERE id = ?`, c.name, c.description, c.tags, next.Visibility, c.spec, c.variabl
 
 // presetError passes the errors a caller acts on through unwrapped.
 func presetError(err error, format string, args ...any) error {
-	var pe PresetErrors
-	if errors.Is(err, ErrNotFound) || errors.Is(err, ErrForbidden) || errors.Is(err, ErrPresetStale) || errors.As(err, &pe) {
+	if errors.Is(err, ErrNotFound) || errors.Is(err, ErrForbidden) || errors.Is(err, ErrPresetStale) {
 		return err
 	}
 	return fmt.Errorf("db: unable to "+format+": %w", append(args, err)...)
 }
 
 // UpdatePreset saves p's name, description, tags, visibility, spec and
-// variables over preset p.ID as its next version. Only the owner or an
-// admin changes a preset: another member gets ErrForbidden for a team
+// variables, checked by the caller (preset.Normalize), over preset p.ID
+// as its next version. Only the owner or an admin changes a preset: another member gets ErrForbidden for a team
 // preset and ErrNotFound for a private one (an admin too: private is
 // private). When p.Version is not 0 and another save came after it,
 // the result is ErrPresetStale and nothing changes.
 func (s *Store) UpdatePreset(ctx context.Context, editor int64, isAdmin bool, p Preset) (Preset, error) {
-	p, errs := NormalizePreset(p)
-	if errs != nil {
-		return Preset{}, errs
+	if p.Visibility == "" {
+		p.Visibility = PresetPrivate
 	}
 	var out Preset
 	err := s.tx(ctx, func(tx *sql.Tx) error {

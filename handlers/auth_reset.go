@@ -8,6 +8,7 @@ import (
 	"golang.org/x/crypto/bcrypt"
 
 	"knobs/db"
+	"knobs/field"
 	"knobs/views"
 )
 
@@ -17,7 +18,7 @@ const resetTTL = 24 * time.Hour
 // resetForm is the form of the reset link in the request, and whether
 // the link works; a link that does not has its page answered already.
 func (h *Handler) resetForm(c *fiber.Ctx) (views.ResetForm, bool, error) {
-	f := views.ResetForm{Page: h.page(c, "Set a new password", ""), Token: c.Params("token"), Errors: views.FieldErrors{}}
+	f := views.ResetForm{Page: h.page(c, "Set a new password", ""), Token: c.Params("token"), Errors: field.Errors{}}
 	u, err := h.store.PasswordResetUser(ctx(c), f.Token)
 	switch {
 	case errors.Is(err, db.ErrResetInvalid):

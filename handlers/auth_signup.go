@@ -11,6 +11,7 @@ import (
 	"golang.org/x/crypto/bcrypt"
 
 	"knobs/db"
+	"knobs/field"
 	"knobs/views"
 )
 
@@ -81,7 +82,7 @@ func (h *Handler) Signup(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	f := views.SignupForm{Page: h.page(c, "Sign up", ""), Username: username, Invite: token, First: first, Allowed: allowed, Errors: views.FieldErrors{}}
+	f := views.SignupForm{Page: h.page(c, "Sign up", ""), Username: username, Invite: token, First: first, Allowed: allowed, Errors: field.Errors{}}
 	if !allowed {
 		f.Error = "Sign-up needs a valid invite link. This one is missing, used, expired or revoked."
 		return Render(c, fiber.StatusForbidden, views.SignupPage(f))
@@ -128,7 +129,7 @@ func (h *Handler) Signup(c *fiber.Ctx) error {
 
 // checkNewPassword puts a message in errs, under "password" or
 // "password2", when a new password and its repetition are not acceptable.
-func checkNewPassword(errs views.FieldErrors, password, password2 string) {
+func checkNewPassword(errs field.Errors, password, password2 string) {
 	switch {
 	case len(password) < minPassword:
 		errs["password"] = "A password needs at least 8 characters."

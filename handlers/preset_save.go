@@ -8,7 +8,9 @@ import (
 	"github.com/gofiber/fiber/v2"
 
 	"knobs/db"
+	"knobs/field"
 	"knobs/llm"
+	"knobs/preset"
 )
 
 // presetSave is what the playground sends to save a preset.
@@ -42,13 +44,32 @@ func readPresetSave(c *fiber.Ctx) (presetSave, error) {
 	return in, nil
 }
 
-// presetFieldErrors answers a preset that does not pass validation.
-func presetFieldErrors(c *fiber.Ctx, err error) (bool, error) {
-	var pe db.PresetErrors
-	if errors.As(err, &pe) {
-		return true, c.Status(fiber.StatusUnprocessableEntity).JSON(invalidRun{Error: "The preset was not saved: fix the fields marked.", Fields: pe})
+// createPreset stores p as a new preset once it passes the preset rules;
+// otherwise fe says what is wrong and nothing is stored.
+func (h *Handler) createPreset(c *fiber.Ctx, p db.Preset) (saved db.Preset, fe field.Errors, err error) {
+	p, fe = preset.Normalize(p)
+	if !fe.Empty() {
+		return db.Preset{}, fe, nil
 	}
-	return false, nil
+	saved, err = h.store.CreatePreset(ctx(c), p)
+	return saved, nil, err
+}
+
+// updatePreset saves p over its preset, as the signed-in user, once it
+// passes the preset rules; otherwise fe says what is wrong.
+func (h *Handler) updatePreset(c *fiber.Ctx, p db.Preset) (saved db.Preset, fe field.Errors, err error) {
+	u, _ := CurrentUser(c)
+	p, fe = preset.Normalize(p)
+	if !fe.Empty() {
+		return db.Preset{}, fe, nil
+	}
+	saved, err = h.store.UpdatePreset(ctx(c), u.ID, u.IsAdmin(), p)
+	return saved, nil, err
+}
+
+// invalidPreset answers a preset that does not pass the preset rules.
+func invalidPreset(c *fiber.Ctx, fe field.Errors) error {
+	return c.Status(fiber.StatusUnprocessableEntity).JSON(invalidRun{Error: "The preset was not saved: fix the fields marked.", Fields: fe})
 }
 
 // CreatePreset saves the playground's setup as a new preset ("Save as new").
@@ -63,12 +84,12 @@ func (h *Handler) CreatePreset(c *fiber.Ctx) error {
 	if vis == "" {
 		vis = db.PresetPrivate
 	}
-	p, err := h.store.CreatePreset(ctx(c), db.Preset{
-		OwnerID: u.ID, Name: in.Name, Description: in.Description, Tags: db.ParseTags(in.Tags),
+	p, fe, err := h.createPreset(c, db.Preset{
+		OwnerID: u.ID, Name: in.Name, Description: in.Description, Tags: preset.ParseTags(in.Tags),
 		Visibility: vis, Spec: string(spec), Variables: in.Variables,
 	})
-	if handled, herr := presetFieldErrors(c, err); handled {
-		return herr
+	if !fe.Empty() {
+		return invalidPreset(c, fe)
 	}
 	if err != nil {
 		return err
@@ -105,15 +126,15 @@ func (h *Handler) UpdatePreset(c *fiber.Ctx) error {
 	if in.Name != "" {
 		next.Name = in.Name
 	}
-	p, err := h.store.UpdatePreset(ctx(c), u.ID, u.IsAdmin(), next)
+	p, fe, err := h.updatePreset(c, next)
+	if !fe.Empty() {
+		return invalidPreset(c, fe)
+	}
 	switch {
 	case errors.Is(err, db.ErrForbidden):
 		return c.Status(fiber.StatusForbidden).JSON(fiber.Map{"error": "Only its owner or an admin can change this preset. Save it as a new one instead."})
 	case errors.Is(err, db.ErrPresetStale):
 		return c.Status(fiber.StatusConflict).JSON(fiber.Map{"error": "Someone saved this preset since you loaded it. Save yours as a new preset, or open the preset again."})
-	}
-	if handled, herr := presetFieldErrors(c, err); handled {
-		return herr
 	}
 	if err != nil {
 		return err

@@ -14,6 +14,7 @@ import (
 
 	"knobs/db"
 	"knobs/diff"
+	"knobs/field"
 	"knobs/llm"
 	"knobs/preset"
 	"knobs/views"
@@ -47,7 +48,7 @@ func (h *Handler) ShowPresetPage(c *fiber.Ctx) error {
 	return h.renderPreset(c, fiber.StatusOK, nil)
 }
 
-func (h *Handler) renderPreset(c *fiber.Ctx, status int, errs views.FieldErrors) error {
+func (h *Handler) renderPreset(c *fiber.Ctx, status int, errs field.Errors) error {
 	u, _ := CurrentUser(c)
 	p, err := h.visiblePreset(c)
 	if err != nil {
@@ -148,21 +149,19 @@ func comparable(v db.PresetVersion) json.RawMessage {
 // SavePresetSettings changes a preset's name, description, tags and
 // visibility.
 func (h *Handler) SavePresetSettings(c *fiber.Ctx) error {
-	u, _ := CurrentUser(c)
 	p, err := h.visiblePreset(c)
 	if err != nil {
 		return err
 	}
 	p.Name = strings.TrimSpace(c.FormValue("name"))
 	p.Description = strings.TrimSpace(c.FormValue("description"))
-	p.Tags = db.ParseTags(c.FormValue("tags"))
+	p.Tags = preset.ParseTags(c.FormValue("tags"))
 	p.Visibility = c.FormValue("visibility")
 	p.Version = 0 // settings win over concurrent saves of the setup
-	_, err = h.store.UpdatePreset(ctx(c), u.ID, u.IsAdmin(), p)
-	var pe db.PresetErrors
+	_, fe, err := h.updatePreset(c, p)
 	switch {
-	case errors.As(err, &pe):
-		return h.renderPreset(c, fiber.StatusUnprocessableEntity, views.FieldErrors(pe))
+	case !fe.Empty():
+		return h.renderPreset(c, fiber.StatusUnprocessableEntity, fe)
 	case errors.Is(err, db.ErrForbidden):
 		return fiber.NewError(fiber.StatusForbidden, "Only its owner or an admin can change this preset.")
 	case err != nil:
@@ -215,10 +214,13 @@ func (h *Handler) DuplicatePreset(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	copied, err := h.store.CreatePreset(ctx(c), db.Preset{
+	copied, fe, err := h.createPreset(c, db.Preset{
 		OwnerID: u.ID, Name: copyName(p.Name), Description: p.Description, Tags: p.Tags,
 		Visibility: db.PresetPrivate, Spec: p.Spec, Variables: p.Variables,
 	})
+	if !fe.Empty() {
+		return fiber.NewError(fiber.StatusUnprocessableEntity, "The copy was not saved: "+describeFields(fe))
+	}
 	if err != nil {
 		return err
 	}
@@ -227,8 +229,8 @@ func (h *Handler) DuplicatePreset(c *fiber.Ctx) error {
 
 func copyName(name string) string {
 	n := []rune(name + " (copy)")
-	if len(n) > db.PresetNameMax {
-		n = n[len(n)-db.PresetNameMax:]
+	if len(n) > preset.NameMax {
+		n = n[len(n)-preset.NameMax:]
 	}
 	return string(n)
 }
@@ -327,7 +329,7 @@ func (h *Handler) ImportPreset(c *fiber.Ctx) error {
 	data := []byte(strings.TrimSpace(c.FormValue("text")))
 	if fh, err := c.FormFile("file"); err == nil && fh.Size > 0 {
 		if fh.Size > preset.MaxSize {
-			return h.renderPresets(c, fiber.StatusUnprocessableEntity, views.FieldErrors{"import": fmt.Sprintf("The file is %d bytes; a preset file has at most %d.", fh.Size, preset.MaxSize)})
+			return h.renderPresets(c, fiber.StatusUnprocessableEntity, field.Errors{"import": fmt.Sprintf("The file is %d bytes; a preset file has at most %d.", fh.Size, preset.MaxSize)})
 		}
 		f, err := fh.Open()
 		if err != nil {
@@ -341,12 +343,12 @@ func (h *Handler) ImportPreset(c *fiber.Ctx) error {
 		data = buf
 	}
 	if len(data) == 0 {
-		return h.renderPresets(c, fiber.StatusUnprocessableEntity, views.FieldErrors{"import": "Choose a file or paste something to import."})
+		return h.renderPresets(c, fiber.StatusUnprocessableEntity, field.Errors{"import": "Choose a file or paste something to import."})
 	}
 	file, err := preset.Import(data)
 	var ie *preset.ImportError
 	if errors.As(err, &ie) {
-		return h.renderPresets(c, fiber.StatusUnprocessableEntity, views.FieldErrors{"import": ie.Problem})
+		return h.renderPresets(c, fiber.StatusUnprocessableEntity, field.Errors{"import": ie.Problem})
 	} else if err != nil {
 		return err
 	}
@@ -355,25 +357,24 @@ func (h *Handler) ImportPreset(c *fiber.Ctx) error {
 	}
 	prov, err := h.findProvider(ctx(c), file.Spec.Provider)
 	if errors.Is(err, errNoProvider) {
-		return h.renderPresets(c, fiber.StatusUnprocessableEntity, views.FieldErrors{"import": "The file is for the provider " + strconv.Quote(file.Spec.Provider) + ", which this Knobs does not have."})
+		return h.renderPresets(c, fiber.StatusUnprocessableEntity, field.Errors{"import": "The file is for the provider " + strconv.Quote(file.Spec.Provider) + ", which this Knobs does not have."})
 	} else if err != nil {
 		return err
 	}
 	if fields := llm.Validate(file.Spec, prov.Dialect, modelInfo(prov, file.Spec.Model())); len(fields) > 0 {
-		return h.renderPresets(c, fiber.StatusUnprocessableEntity, views.FieldErrors{"import": "Nothing was imported: " + describeFields(fields)})
+		return h.renderPresets(c, fiber.StatusUnprocessableEntity, field.Errors{"import": "Nothing was imported: " + describeFields(fields)})
 	}
 	name := file.Name
 	if name == "" {
 		name = "Imported " + time.Now().Format("2 Jan 15:04")
 	}
 	spec, _ := json.Marshal(file.Spec)
-	p, err := h.store.CreatePreset(ctx(c), db.Preset{
+	p, fe, err := h.createPreset(c, db.Preset{
 		OwnerID: u.ID, Name: name, Description: file.Description, Tags: file.Tags,
 		Visibility: db.PresetPrivate, Spec: string(spec), Variables: file.Variables,
 	})
-	var pe db.PresetErrors
-	if errors.As(err, &pe) {
-		return h.renderPresets(c, fiber.StatusUnprocessableEntity, views.FieldErrors{"import": "Nothing was imported: " + describeFields(pe)})
+	if !fe.Empty() {
+		return h.renderPresets(c, fiber.StatusUnprocessableEntity, field.Errors{"import": "Nothing was imported: " + describeFields(fe)})
 	} else if err != nil {
 		return err
 	}

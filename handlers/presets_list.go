@@ -8,6 +8,7 @@ import (
 	"github.com/gofiber/fiber/v2"
 
 	"knobs/db"
+	"knobs/field"
 	"knobs/llm"
 	"knobs/views"
 )
@@ -18,7 +19,7 @@ func (h *Handler) ShowPresetsPage(c *fiber.Ctx) error {
 	return h.renderPresets(c, fiber.StatusOK, nil)
 }
 
-func (h *Handler) renderPresets(c *fiber.Ctx, status int, errs views.FieldErrors) error {
+func (h *Handler) renderPresets(c *fiber.Ctx, status int, errs field.Errors) error {
 	u, _ := CurrentUser(c)
 	q := strings.TrimSpace(c.Query("q"))
 	q = clip(q, 100)

@@ -13,6 +13,7 @@ import (
 	"github.com/gofiber/fiber/v2"
 
 	"knobs/db"
+	"knobs/field"
 )
 
 // runPath is the page of run id.
@@ -151,7 +152,7 @@ func withModel(body json.RawMessage, model string) (json.RawMessage, error) {
 }
 
 // describeFields writes field errors as one sentence for a flash message.
-func describeFields(fields map[string]string) string {
+func describeFields(fields field.Errors) string {
 	keys := make([]string, 0, len(fields))
 	for k := range fields {
 		keys = append(keys, k)
@@ -219,12 +220,11 @@ func (h *Handler) SaveRunAsPreset(c *fiber.Ctx) error {
 	if name == "" {
 		name = fmt.Sprintf("From run %d (%s)", run.ID, run.Model)
 	}
-	p, err := h.store.CreatePreset(ctx(c), db.Preset{
+	p, fe, err := h.createPreset(c, db.Preset{
 		OwnerID: run.UserID, Name: name, Visibility: db.PresetPrivate, Spec: run.Spec, Variables: vars,
 	})
-	var pe db.PresetErrors
-	if errors.As(err, &pe) {
-		return redirectWith(c, runPath(run.ID), "The preset was not saved: "+describeFields(pe))
+	if !fe.Empty() {
+		return redirectWith(c, runPath(run.ID), "The preset was not saved: "+describeFields(fe))
 	} else if err != nil {
 		return err
 	}

@@ -11,9 +11,9 @@ import (
 
 	"knobs/config"
 	"knobs/db"
+	"knobs/field"
 	"knobs/llm"
 	"knobs/vault"
-	"knobs/views"
 	"knobs/web/session"
 )
 
@@ -40,7 +40,7 @@ func providerSlug(name string) string {
 func (h *Handler) CreateProvider(c *fiber.Ctx) error {
 	name := strings.TrimSpace(c.FormValue("name"))
 	key := strings.TrimSpace(c.FormValue("key"))
-	errs := views.FieldErrors{}
+	errs := field.Errors{}
 	id := providerSlug(name)
 	switch {
 	case name == "":
@@ -72,7 +72,7 @@ func (h *Handler) CreateProvider(c *fiber.Ctx) error {
 	}
 	err = h.store.CreateCustomProvider(ctx(c), db.CustomProvider{ID: id, Name: name, BaseURL: baseURL}, sealed, vault.Last4(key))
 	if errors.Is(err, db.ErrProviderTaken) {
-		return h.renderSettings(c, fiber.StatusConflict, views.FieldErrors{"name": "A provider with that name exists."}, "")
+		return h.renderSettings(c, fiber.StatusConflict, field.Errors{"name": "A provider with that name exists."}, "")
 	}
 	if err != nil {
 		return err
@@ -116,7 +116,7 @@ func (h *Handler) CreateInvite(c *fiber.Ctx) error {
 	u, _ := CurrentUser(c)
 	days, err := strconv.Atoi(c.FormValue("days"))
 	if err != nil || days < 1 || days > 30 {
-		return h.renderSettings(c, fiber.StatusUnprocessableEntity, views.FieldErrors{"days": "Choose 1 to 30 days."}, "")
+		return h.renderSettings(c, fiber.StatusUnprocessableEntity, field.Errors{"days": "Choose 1 to 30 days."}, "")
 	}
 	token, err := h.store.CreateInvite(ctx(c), u.ID, time.Duration(days)*24*time.Hour)
 	if err != nil {
@@ -143,7 +143,7 @@ func (h *Handler) RevokeInvite(c *fiber.Ctx) error {
 func (h *Handler) SetSignUpMode(c *fiber.Ctx) error {
 	mode := c.FormValue("mode")
 	if mode != "open" && mode != "invite" {
-		return h.renderSettings(c, fiber.StatusUnprocessableEntity, views.FieldErrors{"mode": "Choose invite-only or open."}, "")
+		return h.renderSettings(c, fiber.StatusUnprocessableEntity, field.Errors{"mode": "Choose invite-only or open."}, "")
 	}
 	if err := h.store.SetSetting(ctx(c), db.SettingSignUpMode, mode); err != nil {
 		return err
@@ -162,7 +162,7 @@ func (h *Handler) SetMemberRole(c *fiber.Ctx) error {
 	}
 	role := c.FormValue("role")
 	if role != db.RoleAdmin && role != db.RoleMember {
-		return h.renderSettings(c, fiber.StatusUnprocessableEntity, views.FieldErrors{"role": "Choose member or admin."}, "")
+		return h.renderSettings(c, fiber.StatusUnprocessableEntity, field.Errors{"role": "Choose member or admin."}, "")
 	}
 	switch err := h.store.SetUserRole(ctx(c), id, role, session.From(c).Token); {
 	case errors.Is(err, db.ErrNotFound):

@@ -9,8 +9,8 @@ import (
 	"github.com/gofiber/fiber/v2"
 
 	"knobs/db"
+	"knobs/field"
 	"knobs/vault"
-	"knobs/views"
 )
 
 // keyAssociation binds a sealed key to its row, so it cannot be moved.
@@ -50,7 +50,7 @@ func (h *Handler) saveKey(c *fiber.Ctx, owner int64, scope string) error {
 	}
 	key := strings.TrimSpace(c.FormValue("key"))
 	if msg := checkKey(key); msg != "" {
-		return h.renderSettings(c, fiber.StatusUnprocessableEntity, views.FieldErrors{scope + "-key-" + ref.ID: msg}, "")
+		return h.renderSettings(c, fiber.StatusUnprocessableEntity, field.Errors{scope + "-key-" + ref.ID: msg}, "")
 	}
 	if err := h.store.SetProviderKey(ctx(c), owner, ref.ID, h.box.Seal(key, keyAssociation(owner, ref.ID)), vault.Last4(key)); err != nil {
 		return err

@@ -7,6 +7,7 @@ import (
 	"golang.org/x/crypto/bcrypt"
 
 	"knobs/db"
+	"knobs/field"
 	"knobs/views"
 	"knobs/web/session"
 )
@@ -16,7 +17,7 @@ import (
 func (h *Handler) ChangePassword(c *fiber.Ctx) error {
 	u, _ := CurrentUser(c)
 	current, password, password2 := c.FormValue("current"), c.FormValue("password"), c.FormValue("password2")
-	errs := views.FieldErrors{}
+	errs := field.Errors{}
 	checkNewPassword(errs, password, password2)
 	if len(current) > maxPassword || current == "" {
 		errs["current"] = "Enter your current password."
@@ -28,11 +29,11 @@ func (h *Handler) ChangePassword(c *fiber.Ctx) error {
 	// the same limit as signing in.
 	accountKey := loginKey(u.Username)
 	if ok, _ := h.logins.Reserve(accountKey); !ok {
-		return h.renderSettings(c, fiber.StatusTooManyRequests, views.FieldErrors{"current": "Too many wrong passwords. Try again later."}, "")
+		return h.renderSettings(c, fiber.StatusTooManyRequests, field.Errors{"current": "Too many wrong passwords. Try again later."}, "")
 	}
 	if bcrypt.CompareHashAndPassword([]byte(u.PasswordHash), passwordInput(current)) != nil {
 		h.log.Info("password change with a wrong current password", "user", u.Username, "addr", c.IP())
-		return h.renderSettings(c, fiber.StatusUnprocessableEntity, views.FieldErrors{"current": "That is not your current password."}, "")
+		return h.renderSettings(c, fiber.StatusUnprocessableEntity, field.Errors{"current": "That is not your current password."}, "")
 	}
 	h.logins.Reset(accountKey)
 	hash, err := bcrypt.GenerateFromPassword(passwordInput(password), h.bcryptCost)

@@ -7,8 +7,8 @@ import (
 	"github.com/gofiber/fiber/v2"
 
 	"knobs/db"
+	"knobs/field"
 	"knobs/retention"
-	"knobs/views"
 )
 
 // SetRetention sets how long runs are kept: forever, or one of
@@ -16,7 +16,7 @@ import (
 func (h *Handler) SetRetention(c *fiber.Ctx) error {
 	days, err := strconv.Atoi(c.FormValue("days"))
 	if err != nil || !slices.Contains(retention.Choices, days) {
-		return h.renderSettings(c, fiber.StatusUnprocessableEntity, views.FieldErrors{"retention": "Choose forever, 7, 30, 90 or 365 days."}, "")
+		return h.renderSettings(c, fiber.StatusUnprocessableEntity, field.Errors{"retention": "Choose forever, 7, 30, 90 or 365 days."}, "")
 	}
 	if err := h.store.SetSetting(ctx(c), db.SettingRetentionDays, strconv.Itoa(days)); err != nil {
 		return err

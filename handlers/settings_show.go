@@ -6,6 +6,7 @@ import (
 	"github.com/gofiber/fiber/v2"
 
 	"knobs/db"
+	"knobs/field"
 	"knobs/retention"
 	"knobs/views"
 )
@@ -31,7 +32,7 @@ func (h *Handler) ShowSettingsPage(c *fiber.Ctx) error {
 	return h.renderSettings(c, fiber.StatusOK, nil, "")
 }
 
-func (h *Handler) renderSettings(c *fiber.Ctx, status int, errs views.FieldErrors, inviteURL string) error {
+func (h *Handler) renderSettings(c *fiber.Ctx, status int, errs field.Errors, inviteURL string) error {
 	return h.renderSettingsView(c, status, views.SettingsView{Errors: errs, InviteURL: inviteURL})
 }
 

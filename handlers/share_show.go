@@ -110,10 +110,13 @@ func (h *Handler) CopySharedPreset(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	copied, err := h.store.CreatePreset(ctx(c), db.Preset{
+	copied, fe, err := h.createPreset(c, db.Preset{
 		OwnerID: u.ID, Name: p.Name, Description: p.Description, Tags: p.Tags,
 		Visibility: db.PresetPrivate, Spec: p.Spec, Variables: p.Variables,
 	})
+	if !fe.Empty() {
+		return fiber.NewError(fiber.StatusUnprocessableEntity, "The copy was not saved: "+describeFields(fe))
+	}
 	if err != nil {
 		return err
 	}

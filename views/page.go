@@ -30,6 +30,3 @@ var navItems = []navItem{
 	{"history", "History", "/history"},
 	{"settings", "Settings", "/settings"},
 }
-
-// FieldErrors maps a form field's name to the message shown next to it.
-type FieldErrors map[string]string
