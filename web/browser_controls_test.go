@@ -6,6 +6,7 @@ package web_test
 import (
 	"context"
 	"encoding/json"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -428,6 +429,56 @@ func TestBrowserTokenAndCostEstimateFollowTheEditor(t *testing.T) {
 		waitJS(`document.getElementById("pg-estimate").textContent.includes("output at most $0.004 (1,000 tokens × 2 choices)")`),
 	); err != nil {
 		t.Errorf("n 2 does not double the most the output can cost: %v (estimate %q)", err, estimate())
+	}
+
+	// A {{variable}} counts as what it will be filled with.
+	if err := chromedp.Do(ctx,
+		setMessage("Write about {{subject}}."),
+		chromedp.Evaluate[chromedp.Void](`document.querySelector("#pg-messages .message:last-child [data-content]").dispatchEvent(new Event("input", {bubbles: true}))`),
+		chromedp.WaitVisible(chromedp.CSS("#var-subject")),
+		waitJS(`document.getElementById("pg-estimate").textContent.startsWith("≈ ")`),
+	); err != nil {
+		t.Fatal(err)
+	}
+	bare := tokensOf(t, estimate())
+	if err := chromedp.Do(ctx,
+		chromedp.SendKeys(chromedp.CSS("#var-subject"), "the tides and the moon and the old harbour walls"),
+		waitJS(`!document.getElementById("pg-estimate").textContent.startsWith("≈ `+strconv.Itoa(bare)+` ")`),
+	); err != nil {
+		t.Fatalf("the estimate did not follow the variable's value: %v (%q)", err, estimate())
+	}
+	if filled := tokensOf(t, estimate()); filled <= bare {
+		t.Errorf("with the variable filled the estimate is %d tokens, %d without", filled, bare)
+	}
+}
+
+// On the simulator the page's count is the simulator's own: the estimate
+// before the run equals the prompt tokens the run reports.
+func TestBrowserTokenEstimateMatchesTheSimulatorsCount(t *testing.T) {
+	s := newServer(t)
+	ctx := newBrowser(t)
+	browserSignUp(t, ctx, s, "ada")
+	if err := chromedp.Do(ctx, choose("sim", "sim-fast"),
+		setMessage("Summarise the internationalization guidelines in 12 bullet points, **bold** headings."),
+		chromedp.Evaluate[chromedp.Void](`document.querySelector("#pg-messages .message:last-child [data-content]").dispatchEvent(new Event("input", {bubbles: true}))`),
+		chromedp.SetValue(chromedp.CSS("#p-max_completion_tokens"), "8"),
+		waitJS(`document.getElementById("pg-estimate").textContent.startsWith("≈ ")`),
+	); err != nil {
+		t.Fatal(err)
+	}
+	shown := tokensOf(t, evalJS[string](t, ctx, `document.getElementById("pg-estimate").textContent`))
+	runAndWait(t, ctx)
+	run, _ := lastRun(t, s, s.userID(t, "ada"))
+	var res struct {
+		Usage struct {
+			PromptTokens int `json:"prompt_tokens"`
+		} `json:"usage"`
+	}
+	if err := json.Unmarshal([]byte(run.Result), &res); err != nil {
+		t.Fatal(err)
+	}
+	if res.Usage.PromptTokens == 0 || shown != res.Usage.PromptTokens {
+		t.Errorf("the page estimated %d prompt tokens; the simulator counted %d", shown, res.Usage.PromptTokens)
 	}
 }
 

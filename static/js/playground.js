@@ -257,6 +257,7 @@ import { wirePanel, syncPanel, ModelPicker, promptTokens, costLine, tokenLine } 
   function updateModelHint(note) {
     const m = state.models[ui.model.value];
     ui.modelHint.textContent = [m ? m.hint : "", note || ""].filter(Boolean).join(" — ");
+    ui.modelHint.title = ui.modelHint.textContent; // the line is cut to fit the toolbar
   }
 
   const state = { models: {}, run: null, stream: null, later: [], metrics: null, lastSpec: null, choices: [], frame: 0, variables: {}, preset: null };
@@ -569,7 +570,9 @@ import { wirePanel, syncPanel, ModelPicker, promptTokens, costLine, tokenLine } 
     estimateFrame = requestAnimationFrame(() => {
       estimateFrame = 0;
       const chat = endpoint() === "chat";
-      const texts = chat ? [ui.system.value, ...$$(".message [data-content]", ui.messages).map(textOf)].filter((t, i) => i > 0 || t.trim() !== "") : [ui.prompt.value];
+      const raw = chat ? [ui.system.value, ...$$(".message [data-content]", ui.messages).map(textOf)].filter((t, i) => i > 0 || t.trim() !== "") : [ui.prompt.value];
+      // What is sent has the {{variables}} filled in.
+      const texts = raw.map((t) => t.replace(VAR_RE, (all, name) => state.variables[name] ?? all));
       const input = promptTokens(endpoint(), texts);
       const body = readPanel({});
       const limit = chat ? (body.max_completion_tokens ?? body.max_tokens) : body.max_tokens;
@@ -617,6 +620,7 @@ import { wirePanel, syncPanel, ModelPicker, promptTokens, costLine, tokenLine } 
         clearTimeout(saveTimer);
         saveTimer = setTimeout(saveState, 700);
         showPreset();
+        showEstimate();
       });
       const err = document.createElement("p");
       err.className = "field-error";
