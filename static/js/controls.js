@@ -164,7 +164,8 @@ export class ModelPicker {
     input.parentElement.classList.add("picker-host");
     input.after(list);
 
-    input.addEventListener("focus", () => this.open(false));
+    // It opens on a click, on typing or on ArrowDown, not on the focus
+    // alone: tabbing through the toolbar should not drop a list over it.
     input.addEventListener("click", () => this.open(this.typed));
     input.addEventListener("input", () => {
       if (document.activeElement === input) this.open(true);
