@@ -127,9 +127,6 @@ var panelSkips = map[string]bool{"model": true, "messages": true, "prompt": true
 func panelView(p Provider, e llm.Endpoint, modelID string) views.PanelView {
 	model := modelInfo(p, modelID)
 	v := views.PanelView{Provider: p.ID, Endpoint: string(e), Model: modelID, ModelHint: modelHint(model)}
-	for _, m := range llm.KnownModels(p.Dialect) {
-		v.Models = append(v.Models, views.ModelOption{ID: m.ID, Hint: modelHint(m)})
-	}
 	groups := map[string]int{}
 	if e == llm.EndpointCompletion {
 		groups["completion input"] = 0
@@ -140,6 +137,7 @@ func panelView(p Provider, e llm.Endpoint, modelID string) views.PanelView {
 			continue
 		}
 		ctl := paramControl(prm)
+		fitTokenSteps(&ctl, model)
 		if ok, reason := llm.Support(p.Dialect, e, model, prm.Name); !ok {
 			ctl.Disabled, ctl.Reason = true, reason
 		}
@@ -165,6 +163,7 @@ func paramControl(p llm.Param) views.ParamControl {
 	c := views.ParamControl{Name: p.Name, Doc: p.Doc, Enum: p.Enum, MaxItems: p.MaxItems, Note: p.Note, Placeholder: "provider default"}
 	if p.Default != nil {
 		c.Placeholder = fmt.Sprintf("default %v", p.Default)
+		c.Default = fmt.Sprint(p.Default)
 	}
 	if p.Deprecated {
 		c.Deprecated = "Deprecated: use " + p.Replacement + "."
@@ -202,6 +201,7 @@ func paramControl(p llm.Param) views.ParamControl {
 	default:
 		c.Kind = "string"
 	}
+	fitSteps(&c, p)
 	return c
 }
 

@@ -113,6 +113,8 @@ func (c *Client) fetchModels(ctx context.Context) ([]Model, error) {
 // mergeKnown adds what the registry knows that the API did not say.
 func mergeKnown(m *Model, k Model) {
 	m.Reasoning = m.Reasoning || k.Reasoning
+	m.Tools = m.Tools || k.Tools
+	m.JSONSchema = m.JSONSchema || k.JSONSchema
 	if m.ReasoningEfforts == nil {
 		m.ReasoningEfforts = k.ReasoningEfforts
 	}

@@ -4,6 +4,9 @@ package llm
 // without asking the provider (offline, or no key yet). They were current in
 // late 2026; a provider's own /v1/models answer always wins over them.
 // Prices are USD per million tokens, from the providers' price pages.
+// Tools and JSONSchema are set for every model below: Cerebras, xAI and the
+// simulator take function tools and json_schema response formats on all of
+// them (the providers' docs, late 2026).
 
 // KnownModels is the built-in list of a dialect's models, used when the
 // provider cannot be asked (offline or keyless). OpenAI-compatible servers
@@ -22,6 +25,7 @@ func KnownModels(d Dialect) []Model {
 	}
 	for i := range ms {
 		ms[i].Source = "fallback"
+		ms[i].Tools, ms[i].JSONSchema = true, true
 	}
 	return ms
 }
@@ -97,10 +101,16 @@ func simModels() []Model {
 	// trying Stop), and sim-flaky fails mid-stream on purpose. It clamps
 	// max tokens to its own limits instead of refusing them, so no
 	// MaxOutput is given here.
+	//
+	// sim-reasoning carries a made-up price, the same as a mid-range
+	// hosted reasoning model's, so that cost estimates, cost columns and
+	// "lowest cost" can be tried and tested offline: no money is involved,
+	// and the other simulated models stay unpriced ("no price known").
 	return []Model{
 		{ID: "sim-fast", OwnedBy: "knobs", ContextLength: 131072},
 		{ID: "sim-reasoning", OwnedBy: "knobs", ContextLength: 131072, Reasoning: true,
-			ReasoningEfforts: []string{"low", "medium", "high"}},
+			ReasoningEfforts: []string{"low", "medium", "high"},
+			PromptPrice:      0.5, CompletionPrice: 2},
 		{ID: "sim-slow", OwnedBy: "knobs", ContextLength: 131072},
 		{ID: "sim-flaky", OwnedBy: "knobs", ContextLength: 131072},
 	}

@@ -101,6 +101,10 @@ type Model struct {
 	PromptPrice      float64  `json:"prompt_price,omitempty"`
 	CompletionPrice  float64  `json:"completion_price,omitempty"`
 	CachedPrice      float64  `json:"cached_price,omitempty"`
+	// Tools and JSONSchema say the model takes function tools and
+	// response_format json_schema; false also when it is not known.
+	Tools      bool `json:"tools,omitempty"`
+	JSONSchema bool `json:"json_schema,omitempty"`
 	// Source says where the entry came from: "api", "fallback".
 	Source string `json:"source,omitempty"`
 }

@@ -9,6 +9,7 @@
 
 import { EventStream, TextBlocks, Follower, formatNumber, swapHTML, measuredRate } from "./stream.js";
 import { readPrompt, writePrompt, promptShape, choiceLabel } from "./prompt.js";
+import { wirePanel, syncPanel, ModelPicker } from "./controls.js";
 
 (() => {
   const root = document.getElementById("compare");
@@ -227,7 +228,6 @@ import { readPrompt, writePrompt, promptShape, choiceLabel } from "./prompt.js";
       el,
       provider: $("[data-provider]", el),
       model: $("[data-model]", el),
-      datalist: $("datalist", el),
       panelBox: $("[data-panel]", el),
       output: $("[data-output]", el),
       metrics: $("[data-metrics]", el),
@@ -256,6 +256,8 @@ import { readPrompt, writePrompt, promptShape, choiceLabel } from "./prompt.js";
   }
 
   function wirePane(p) {
+    p.picker = new ModelPicker(p.model);
+    wirePanel(p.panelBox);
     p.provider.addEventListener("change", () => {
       loadModels(p);
       loadPanel(p);
@@ -422,13 +424,7 @@ import { readPrompt, writePrompt, promptShape, choiceLabel } from "./prompt.js";
   async function loadModels(p) {
     const models = await modelList(p.provider.value);
     if (!models) return;
-    p.datalist.textContent = "";
-    for (const m of models) {
-      const o = document.createElement("option");
-      o.value = m.id;
-      o.textContent = m.hint || "";
-      p.datalist.append(o);
-    }
+    p.picker.setModels(models);
   }
 
   // loadPanel fetches the parameter panel for the pane's provider and
@@ -580,6 +576,7 @@ import { readPrompt, writePrompt, promptShape, choiceLabel } from "./prompt.js";
     }
     const extra = $('[name="extra_body"]', p.panelBox);
     if (extra) extra.value = Object.keys(rest).length ? JSON.stringify(rest, null, 2) : "";
+    syncPanel(p.panelBox);
   }
 
   // paneBody is pane p's request body without messages.

@@ -8,6 +8,7 @@
 
 import { EventStream, TextBlocks, Follower, formatNumber, swapHTML, measuredRate } from "./stream.js";
 import { readPrompt as readPromptText, writePrompt as promptEditorText, promptShape, choiceLabel as promptChoiceLabel } from "./prompt.js";
+import { wirePanel, syncPanel, ModelPicker, promptTokens, costLine, tokenLine } from "./controls.js";
 
 (() => {
   const root = document.getElementById("playground");
@@ -21,7 +22,7 @@ import { readPrompt as readPromptText, writePrompt as promptEditorText, promptSh
   const ui = {
     provider: $("#pg-provider"),
     model: $("#pg-model"),
-    models: $("#pg-models"),
+    estimate: $("#pg-estimate"),
     modelHint: $("[data-model-hint]"),
     newBtn: $("#pg-new"),
     runBtn: $("#pg-run"),
@@ -243,6 +244,7 @@ import { readPrompt as readPromptText, writePrompt as promptEditorText, promptSh
     const body = readPanel({}); // keep what the user set, up to this moment, across the swap
     ui.panel.innerHTML = html;
     applyPanel(body);
+    syncPanel(ui.panel);
     const p = $(".panel", ui.panel);
     changed();
     return p;
@@ -254,21 +256,17 @@ import { readPrompt as readPromptText, writePrompt as promptEditorText, promptSh
     });
     if (!res.ok) return;
     const data = await res.json();
-    ui.models.textContent = "";
     state.models = {};
-    for (const m of data.models || []) {
-      const o = document.createElement("option");
-      o.value = m.id;
-      o.textContent = m.hint;
-      ui.models.appendChild(o);
-      state.models[m.id] = m;
-    }
+    for (const m of data.models || []) state.models[m.id] = m;
+    picker.setModels(data.models);
     updateModelHint(data.note);
+    showEstimate();
   }
 
   function updateModelHint(note) {
     const m = state.models[ui.model.value];
     ui.modelHint.textContent = [m ? m.hint : "", note || ""].filter(Boolean).join(" — ");
+    ui.modelHint.title = ui.modelHint.textContent; // the line is cut to fit the toolbar
   }
 
   const state = { models: {}, run: null, stream: null, later: [], metrics: null, lastSpec: null, choices: [], frame: 0, variables: {}, preset: null, lastRunId: 0, baseline: "", ran: "" };
@@ -281,15 +279,17 @@ import { readPrompt as readPromptText, writePrompt as promptEditorText, promptSh
   ui.provider.addEventListener("change", () =>
     busy(async () => {
       await loadModels();
-      const first = ui.models.querySelector("option");
-      if (first && !state.models[ui.model.value]) ui.model.value = first.value;
+      const first = Object.keys(state.models)[0];
+      if (first && !state.models[ui.model.value]) ui.model.value = first;
       updateModelHint();
       await reloadPanelNow();
     }),
   );
+  const picker = new ModelPicker(ui.model);
   ui.model.addEventListener("change", () => {
     updateModelHint();
     reloadPanel();
+    showEstimate();
   });
   $$('input[name="endpoint"]').forEach((r) =>
     r.addEventListener("change", () => {
@@ -461,6 +461,7 @@ import { readPrompt as readPromptText, writePrompt as promptEditorText, promptSh
     if (extra) extra.value = Object.keys(rest).length ? JSON.stringify(rest, null, 2) : "";
   }
 
+  wirePanel(ui.panel);
   ui.panel.addEventListener("input", changed);
   ui.panel.addEventListener("change", changed);
   ui.panel.addEventListener("click", (e) => {
@@ -541,6 +542,7 @@ import { readPrompt as readPromptText, writePrompt as promptEditorText, promptSh
       writePrompt(body.prompt);
     } else renderMessages(body.messages);
     applyPanel(body);
+    syncPanel(ui.panel);
   }
 
   let saveTimer = 0;
@@ -549,6 +551,44 @@ import { readPrompt as readPromptText, writePrompt as promptEditorText, promptSh
     saveTimer = setTimeout(saveState, 700);
     renderVariables();
     showPreset();
+    showEstimate();
+  }
+
+  // ---------- the sticky toolbar ----------
+
+  // The toolbar sticks under the top bar and the parameters under both:
+  // their heights change with the window and the wrapping of the top bar.
+  {
+    const topbar = document.querySelector(".topbar");
+    const bar = $(".pg-toolbar", root);
+    const measure = () => {
+      root.style.setProperty("--topbar-h", (topbar ? topbar.offsetHeight : 0) + "px");
+      root.style.setProperty("--pg-bar-h", bar.offsetHeight + "px");
+    };
+    new ResizeObserver(measure).observe(bar);
+    if (topbar) new ResizeObserver(measure).observe(topbar);
+  }
+
+  // ---------- prompt size and cost, near Run ----------
+
+  // showEstimate updates the estimate once per animation frame, however
+  // fast the user types.
+  let estimateFrame = 0;
+  function showEstimate() {
+    if (estimateFrame) return;
+    estimateFrame = requestAnimationFrame(() => {
+      estimateFrame = 0;
+      const chat = endpoint() === "chat";
+      const raw = chat ? [ui.system.value, ...$$(".message [data-content]", ui.messages).map(textOf)].filter((t, i) => i > 0 || t.trim() !== "") : [ui.prompt.value];
+      // What is sent has the {{variables}} filled in.
+      const texts = raw.map((t) => t.replace(VAR_RE, (all, name) => state.variables[name] ?? all));
+      const input = promptTokens(endpoint(), texts);
+      const body = readPanel({});
+      const limit = chat ? (body.max_completion_tokens ?? body.max_tokens) : body.max_tokens;
+      const choices = Math.max(Number(body.n) || 1, Number(body.best_of) || 1);
+      const m = state.models[ui.model.value.trim()];
+      ui.estimate.textContent = tokenLine(input) + " · " + costLine(m ? m.info : null, input, limit ?? null, choices);
+    });
   }
 
   // ---------- variables ----------
@@ -589,6 +629,7 @@ import { readPrompt as readPromptText, writePrompt as promptEditorText, promptSh
         clearTimeout(saveTimer);
         saveTimer = setTimeout(saveState, 700);
         showPreset();
+        showEstimate();
       });
       const err = document.createElement("p");
       err.className = "field-error";
@@ -1764,6 +1805,7 @@ import { readPrompt as readPromptText, writePrompt as promptEditorText, promptSh
     pending.showModal();
   }
   if (saved.last_run) restoreRun(saved.last_run);
+  showEstimate();
   busy(loadModels);
   // The page's script has set everything up (a module runs after the
   // page is shown): tests and tools wait for this before they type.
