@@ -47,8 +47,8 @@ func lastSent(t testing.TB, s *server, user int64) sentRequest {
 	return req
 }
 
-// runAndWait presses Run and waits for the run's end, whatever its end.
-func runAndWait(t testing.TB, ctx context.Context) {
+// runUntilIdle presses Run and waits for the run's end, whatever its end.
+func runUntilIdle(t testing.TB, ctx context.Context) {
 	t.Helper()
 	if err := chromedp.Do(ctx,
 		chromedp.Click(chromedp.CSS("#pg-run")),
@@ -133,7 +133,7 @@ func TestBrowserSliderSetsTheTemperatureTheRunSends(t *testing.T) {
 	if unset := evalJS[bool](t, ctx, `document.querySelector('[data-param="temperature"]').classList.contains("unset") && document.getElementById("p-temperature").value === ""`); !unset {
 		t.Error("temperature does not read as unset on a fresh page")
 	}
-	runAndWait(t, ctx)
+	runUntilIdle(t, ctx)
 	if _, sent := lastSent(t, s, user).Body["temperature"]; sent {
 		t.Error("the run sent a temperature the user never chose")
 	}
@@ -151,7 +151,7 @@ func TestBrowserSliderSetsTheTemperatureTheRunSends(t *testing.T) {
 	if unset := evalJS[bool](t, ctx, `document.querySelector('[data-param="temperature"]').classList.contains("unset")`); unset {
 		t.Error("temperature still reads as unset after the slider moved")
 	}
-	runAndWait(t, ctx)
+	runUntilIdle(t, ctx)
 	if got := string(lastSent(t, s, user).Body["temperature"]); got != "0.3" {
 		t.Errorf("the run after the slider moved sent temperature %q, want 0.3", got)
 	}
@@ -162,7 +162,7 @@ func TestBrowserSliderSetsTheTemperatureTheRunSends(t *testing.T) {
 	if v := evalJS[string](t, ctx, `document.getElementById("p-temperature").value`); v != "" {
 		t.Errorf("after × the temperature box reads %q, want it empty", v)
 	}
-	runAndWait(t, ctx)
+	runUntilIdle(t, ctx)
 	if _, sent := lastSent(t, s, user).Body["temperature"]; sent {
 		t.Error("the run after × still sent a temperature")
 	}
@@ -367,7 +367,7 @@ func TestBrowserModelPickerFiltersAndSendsATypedID(t *testing.T) {
 	); err != nil {
 		t.Fatal(err)
 	}
-	runAndWait(t, ctx)
+	runUntilIdle(t, ctx)
 	if got := string(lastSent(t, s, s.userID(t, "ada")).Body["model"]); got != `"`+typed+`"` {
 		t.Errorf("the run sent model %s, want %q as typed", got, typed)
 	}
@@ -465,7 +465,7 @@ func TestBrowserTokenEstimateMatchesTheSimulatorsCount(t *testing.T) {
 		t.Fatal(err)
 	}
 	shown := tokensOf(t, evalJS[string](t, ctx, `document.getElementById("pg-estimate").textContent`))
-	runAndWait(t, ctx)
+	runUntilIdle(t, ctx)
 	run, _ := lastRun(t, s, s.userID(t, "ada"))
 	var res struct {
 		Usage struct {
