@@ -431,7 +431,7 @@ func ComparePage(v CompareView) templ.Component {
 						return templ_7745c5c3_Err
 					}
 				}
-				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 43, "</select></div><div class=\"field grow\"><label data-for=\"model\">Model</label> <input data-id=\"model\" data-model data-list=\"models\" autocomplete=\"off\" spellcheck=\"false\" placeholder=\"model id\"> <datalist data-id=\"models\"></datalist><p class=\"field-error\" data-pane-error=\"model\" hidden></p></div><details class=\"pane-params\"><summary>Parameters</summary><div class=\"pane-panel\" data-panel></div></details><p class=\"field-error\" data-pane-error=\"general\" hidden></p></div>")
+				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 43, "</select></div><div class=\"field grow\"><label data-for=\"model\">Model</label> <input data-id=\"model\" data-model data-list=\"models\" autocomplete=\"off\" spellcheck=\"false\" placeholder=\"model id\"><p class=\"field-error\" data-pane-error=\"model\" hidden></p></div><details class=\"pane-params\"><summary>Parameters</summary><div class=\"pane-panel\" data-panel></div></details><p class=\"field-error\" data-pane-error=\"general\" hidden></p></div>")
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}
@@ -497,7 +497,7 @@ func comparePresenterHead(v CompareView) templ.Component {
 			var templ_7745c5c3_Var19 string
 			templ_7745c5c3_Var19, templ_7745c5c3_Err = templ.JoinStringErrs(v.Title)
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/compare.templ`, Line: 252, Col: 65}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/compare.templ`, Line: 251, Col: 65}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var19))
 			if templ_7745c5c3_Err != nil {
@@ -515,7 +515,7 @@ func comparePresenterHead(v CompareView) templ.Component {
 			var templ_7745c5c3_Var20 string
 			templ_7745c5c3_Var20, templ_7745c5c3_Err = templruntime.NewAttributeExpression(v.Title).Resolve(ctx)
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/compare.templ`, Line: 254, Col: 143}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/compare.templ`, Line: 253, Col: 143}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ_7745c5c3_Var20)
 			if templ_7745c5c3_Err != nil {
@@ -533,7 +533,7 @@ func comparePresenterHead(v CompareView) templ.Component {
 		var templ_7745c5c3_Var21 string
 		templ_7745c5c3_Var21, templ_7745c5c3_Err = templ.JoinStringErrs(presenterRunHint(v.Mode))
 		if templ_7745c5c3_Err != nil {
-			return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/compare.templ`, Line: 258, Col: 52}
+			return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/compare.templ`, Line: 257, Col: 52}
 		}
 		_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var21))
 		if templ_7745c5c3_Err != nil {
