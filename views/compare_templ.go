@@ -431,7 +431,7 @@ func ComparePage(v CompareView) templ.Component {
 						return templ_7745c5c3_Err
 					}
 				}
-				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 43, "</select></div><div class=\"field grow\"><label data-for=\"model\">Model</label> <input data-id=\"model\" data-model data-list=\"models\" autocomplete=\"off\" spellcheck=\"false\" placeholder=\"model id\"><p class=\"field-error\" data-pane-error=\"model\" hidden></p></div><details class=\"pane-params\"><summary>Parameters</summary><div class=\"pane-panel\" data-panel></div></details><p class=\"field-error\" data-pane-error=\"general\" hidden></p></div>")
+				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 43, "</select></div><div class=\"field grow\"><label data-for=\"model\">Model</label> <input data-id=\"model\" data-model autocomplete=\"off\" spellcheck=\"false\" placeholder=\"model id\"><p class=\"field-error\" data-pane-error=\"model\" hidden></p></div><details class=\"pane-params\"><summary>Parameters</summary><div class=\"pane-panel\" data-panel></div></details><p class=\"field-error\" data-pane-error=\"general\" hidden></p></div>")
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}
