@@ -222,7 +222,6 @@ import { wirePanel, syncPanel, ModelPicker } from "./controls.js";
     // The template's controls are named by data-id: give each pane its own ids.
     for (const c of $$("[data-id]", el)) c.id = `cp${n}-${c.dataset.id}`;
     for (const l of $$("label[data-for]", el)) l.htmlFor = `cp${n}-${l.dataset.for}`;
-    for (const c of $$("[data-list]", el)) c.setAttribute("list", `cp${n}-${c.dataset.list}`);
     const p = {
       n,
       el,
