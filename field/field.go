@@ -34,22 +34,25 @@ func (e Errors) Err() error {
 	return e
 }
 
-// Error lists the messages in key order.
-func (e Errors) Error() string {
+// Describe lists the messages in key order, "field: message; ...", for
+// a place that shows them all in one line.
+func (e Errors) Describe() string {
 	keys := make([]string, 0, len(e))
 	for k := range e {
 		keys = append(keys, k)
 	}
 	sort.Strings(keys)
-	var b strings.Builder
-	b.WriteString("invalid input")
+	parts := make([]string, len(keys))
 	for i, k := range keys {
-		if i == 0 {
-			b.WriteString(": ")
-		} else {
-			b.WriteString("; ")
-		}
-		b.WriteString(k + ": " + e[k])
+		parts[i] = k + ": " + e[k]
 	}
-	return b.String()
+	return strings.Join(parts, "; ")
+}
+
+// Error is "invalid input: " and the messages in key order.
+func (e Errors) Error() string {
+	if e.Empty() {
+		return "invalid input"
+	}
+	return "invalid input: " + e.Describe()
 }

@@ -37,19 +37,6 @@ type compareCreated struct {
 	Events string  `json:"events"`
 }
 
-// invalidPane is one pane's field errors.
-type invalidPane struct {
-	Index  int               `json:"index"`
-	Fields map[string]string `json:"fields"`
-}
-
-// invalidCompare is the answer when a comparison cannot start; nothing
-// was sent or stored.
-type invalidCompare struct {
-	Error string        `json:"error"`
-	Panes []invalidPane `json:"panes,omitempty"`
-}
-
 // CreateCompareRuns starts a comparison: it validates every pane, then
 // stores a group and starts every pane's run at once. It takes JSON
 // {"title", "panes": [{"provider","endpoint","body","variables"?}, ...]}
@@ -64,31 +51,30 @@ func (h *Handler) CreateCompareRuns(c *fiber.Ctx) error {
 		err = errors.New("there is more after the JSON object")
 	}
 	if err != nil {
-		return c.Status(fiber.StatusBadRequest).JSON(fiber.Map{"error": "The request is not a comparison: " + err.Error() + `. Send {"title", "panes": [{"provider", "endpoint", "body"}, ...]}.`})
+		return fiber.NewError(fiber.StatusBadRequest, "The request is not a comparison: "+err.Error()+`. Send {"title", "panes": [{"provider", "endpoint", "body"}, ...]}.`)
 	}
 	if n := len(req.Panes); n < minPanes || n > maxPanes {
-		return c.Status(fiber.StatusUnprocessableEntity).JSON(invalidCompare{
-			Error: "A comparison has " + strconv.Itoa(minPanes) + " to " + strconv.Itoa(maxPanes) + " panes; this one has " + strconv.Itoa(n) + "."})
+		return fiber.NewError(fiber.StatusUnprocessableEntity,
+			"A comparison has "+strconv.Itoa(minPanes)+" to "+strconv.Itoa(maxPanes)+" panes; this one has "+strconv.Itoa(n)+".")
 	}
 	if utf8.RuneCountInString(req.Title) > maxGroupTitle {
-		return c.Status(fiber.StatusUnprocessableEntity).JSON(invalidCompare{
-			Error: "The title is longer than " + strconv.Itoa(maxGroupTitle) + " characters."})
+		return fiber.NewError(fiber.StatusUnprocessableEntity, "The title is longer than "+strconv.Itoa(maxGroupTitle)+" characters.")
 	}
 
 	prepared := make([]preparedRun, len(req.Panes))
-	var invalid []invalidPane
+	var wrong []PaneFields
 	for i, pane := range req.Panes {
 		p, fields, err := h.prepareRun(ctx(c), u.ID, pane)
 		if err != nil {
 			return err
 		}
 		if len(fields) > 0 {
-			invalid = append(invalid, invalidPane{Index: i, Fields: fields})
+			wrong = append(wrong, PaneFields{Index: i, Fields: fields})
 		}
 		prepared[i] = p
 	}
-	if len(invalid) > 0 {
-		return c.Status(fiber.StatusUnprocessableEntity).JSON(invalidCompare{Error: "Nothing was sent: fix the panes marked.", Panes: invalid})
+	if len(wrong) > 0 {
+		return &Problem{Status: fiber.StatusUnprocessableEntity, Message: "Nothing was sent: fix the panes marked.", Panes: wrong}
 	}
 
 	// Room for every pane, or none: a comparison starts whole.

@@ -137,7 +137,7 @@ func (h *Handler) CancelGroup(c *fiber.Ctx) error {
 		}
 	}
 	if len(cancelled) == 0 {
-		return c.Status(fiber.StatusConflict).JSON(fiber.Map{"error": "Every pane has already finished."})
+		return fiber.NewError(fiber.StatusConflict, "Every pane has already finished.")
 	}
 	return c.Status(fiber.StatusAccepted).JSON(fiber.Map{"group": g.ID, "cancelled": cancelled})
 }

@@ -24,11 +24,11 @@ func (h *Handler) RenameGroup(c *fiber.Ctx) error {
 		Title *string `json:"title"`
 	}
 	if err := c.BodyParser(&in); err != nil || in.Title == nil {
-		return c.Status(fiber.StatusBadRequest).JSON(fiber.Map{"error": `Send the new title: {"title": "..."}.`})
+		return fiber.NewError(fiber.StatusBadRequest, `Send the new title: {"title": "..."}.`)
 	}
 	title := strings.TrimSpace(*in.Title)
 	if utf8.RuneCountInString(title) > maxGroupTitle {
-		return c.Status(fiber.StatusUnprocessableEntity).JSON(fiber.Map{"error": "The title is longer than " + strconv.Itoa(maxGroupTitle) + " characters."})
+		return fiber.NewError(fiber.StatusUnprocessableEntity, "The title is longer than "+strconv.Itoa(maxGroupTitle)+" characters.")
 	}
 	if err := h.store.RenameGroup(ctx(c), g.OwnerID, g.ID, title); errors.Is(err, db.ErrNotFound) {
 		return fiber.NewError(fiber.StatusNotFound, "There is no such comparison.")

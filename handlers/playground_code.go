@@ -29,28 +29,28 @@ func keyEnv(p Provider) string {
 func (h *Handler) ShowCode(c *fiber.Ctx) error {
 	st, err := readSpec(c)
 	if err != nil {
-		return c.Status(fiber.StatusBadRequest).JSON(fiber.Map{"error": err.Error()})
+		return fiber.NewError(fiber.StatusBadRequest, err.Error())
 	}
 	// The code sends what a run would: the variables filled in.
 	spec, _, err := preset.Fill(st.RunSpec, st.Variables, MaxBody)
 	var tooLarge *preset.TooLargeError
 	if errors.As(err, &tooLarge) {
-		return c.Status(fiber.StatusUnprocessableEntity).JSON(fiber.Map{"error": "The code cannot be shown: " + err.Error() + "."})
+		return fiber.NewError(fiber.StatusUnprocessableEntity, "The code cannot be shown: "+err.Error()+".")
 	} else if err != nil {
 		spec = st.RunSpec
 	}
 	p, err := h.findProvider(ctx(c), spec.Provider)
 	if errors.Is(err, errNoProvider) {
-		return c.Status(fiber.StatusUnprocessableEntity).JSON(fiber.Map{"error": "There is no such provider."})
+		return fiber.NewError(fiber.StatusUnprocessableEntity, "There is no such provider.")
 	} else if err != nil {
 		return err
 	}
 	if !spec.Endpoint.Valid() {
-		return c.Status(fiber.StatusUnprocessableEntity).JSON(fiber.Map{"error": `The endpoint is "chat" or "completion".`})
+		return fiber.NewError(fiber.StatusUnprocessableEntity, `The endpoint is "chat" or "completion".`)
 	}
 	body, err := llm.WireBody(p.Dialect, spec.Body)
 	if err != nil {
-		return c.Status(fiber.StatusUnprocessableEntity).JSON(fiber.Map{"error": "The body is not a JSON object."})
+		return fiber.NewError(fiber.StatusUnprocessableEntity, "The body is not a JSON object.")
 	}
 	base, note := p.BaseURL, ""
 	if p.Dialect == llm.DialectSim {

@@ -21,20 +21,20 @@ func (h *Handler) SavePlaygroundState(c *fiber.Ctx) error {
 	dec := json.NewDecoder(bytes.NewReader(c.Body()))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&st); err != nil {
-		return c.Status(fiber.StatusBadRequest).JSON(fiber.Map{"error": "The playground state is not valid: " + err.Error() + "."})
+		return fiber.NewError(fiber.StatusBadRequest, "The playground state is not valid: "+err.Error()+".")
 	}
 	spec := st.RunSpec
 	if !spec.Endpoint.Valid() {
-		return c.Status(fiber.StatusUnprocessableEntity).JSON(fiber.Map{"error": `The endpoint is "chat" or "completion".`})
+		return fiber.NewError(fiber.StatusUnprocessableEntity, `The endpoint is "chat" or "completion".`)
 	}
 	if _, err := h.findProvider(ctx(c), spec.Provider); errors.Is(err, errNoProvider) {
-		return c.Status(fiber.StatusUnprocessableEntity).JSON(fiber.Map{"error": "There is no provider " + strconv.Quote(spec.Provider) + "."})
+		return fiber.NewError(fiber.StatusUnprocessableEntity, "There is no provider "+strconv.Quote(spec.Provider)+".")
 	} else if err != nil {
 		return err
 	}
 	var body map[string]json.RawMessage
 	if json.Unmarshal(spec.Body, &body) != nil {
-		return c.Status(fiber.StatusBadRequest).JSON(fiber.Map{"error": "The body is not a JSON object."})
+		return fiber.NewError(fiber.StatusBadRequest, "The body is not a JSON object.")
 	}
 	if st.LastRun != 0 {
 		// A run just started may not have its row yet: the runner knows it.

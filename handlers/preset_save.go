@@ -67,9 +67,9 @@ func (h *Handler) updatePreset(c *fiber.Ctx, p db.Preset) (saved db.Preset, fe f
 	return saved, nil, err
 }
 
-// invalidPreset answers a preset that does not pass the preset rules.
-func invalidPreset(c *fiber.Ctx, fe field.Errors) error {
-	return c.Status(fiber.StatusUnprocessableEntity).JSON(invalidRun{Error: "The preset was not saved: fix the fields marked.", Fields: fe})
+// invalidPreset refuses a preset that does not pass the preset rules.
+func invalidPreset(fe field.Errors) error {
+	return invalid("The preset was not saved: fix the fields marked.", fe)
 }
 
 // CreatePreset saves the playground's setup as a new preset ("Save as new").
@@ -77,7 +77,7 @@ func (h *Handler) CreatePreset(c *fiber.Ctx) error {
 	u, _ := CurrentUser(c)
 	in, err := readPresetSave(c)
 	if err != nil {
-		return c.Status(fiber.StatusBadRequest).JSON(fiber.Map{"error": err.Error()})
+		return fiber.NewError(fiber.StatusBadRequest, err.Error())
 	}
 	spec, _ := json.Marshal(in.Spec)
 	vis := in.Visibility
@@ -89,7 +89,7 @@ func (h *Handler) CreatePreset(c *fiber.Ctx) error {
 		Visibility: vis, Spec: string(spec), Variables: in.Variables,
 	})
 	if !fe.Empty() {
-		return invalidPreset(c, fe)
+		return invalidPreset(fe)
 	}
 	if err != nil {
 		return err
@@ -107,7 +107,7 @@ func (h *Handler) UpdatePreset(c *fiber.Ctx) error {
 	}
 	in, err := readPresetSave(c)
 	if err != nil {
-		return c.Status(fiber.StatusBadRequest).JSON(fiber.Map{"error": err.Error()})
+		return fiber.NewError(fiber.StatusBadRequest, err.Error())
 	}
 	cur, err := h.store.Preset(ctx(c), u.ID, id)
 	if err != nil {
@@ -118,7 +118,7 @@ func (h *Handler) UpdatePreset(c *fiber.Ctx) error {
 	// "whatever is current", for the settings form). Who may not change
 	// the preset at all is told that first.
 	if in.Version <= 0 && (cur.OwnerID == u.ID || u.IsAdmin()) {
-		return c.Status(fiber.StatusConflict).JSON(fiber.Map{"error": "This save names no version of the preset to build on, so it could overwrite a newer one. Open the preset again, or save yours as a new preset."})
+		return fiber.NewError(fiber.StatusConflict, "This save names no version of the preset to build on, so it could overwrite a newer one. Open the preset again, or save yours as a new preset.")
 	}
 	spec, _ := json.Marshal(in.Spec)
 	next := cur
@@ -128,13 +128,13 @@ func (h *Handler) UpdatePreset(c *fiber.Ctx) error {
 	}
 	p, fe, err := h.updatePreset(c, next)
 	if !fe.Empty() {
-		return invalidPreset(c, fe)
+		return invalidPreset(fe)
 	}
 	switch {
 	case errors.Is(err, db.ErrForbidden):
-		return c.Status(fiber.StatusForbidden).JSON(fiber.Map{"error": "Only its owner or an admin can change this preset. Save it as a new one instead."})
+		return fiber.NewError(fiber.StatusForbidden, "Only its owner or an admin can change this preset. Save it as a new one instead.")
 	case errors.Is(err, db.ErrPresetStale):
-		return c.Status(fiber.StatusConflict).JSON(fiber.Map{"error": "Someone saved this preset since you loaded it. Save yours as a new preset, or open the preset again."})
+		return fiber.NewError(fiber.StatusConflict, "Someone saved this preset since you loaded it. Save yours as a new preset, or open the preset again.")
 	}
 	if err != nil {
 		return err

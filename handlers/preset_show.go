@@ -219,7 +219,7 @@ func (h *Handler) DuplicatePreset(c *fiber.Ctx) error {
 		Visibility: db.PresetPrivate, Spec: p.Spec, Variables: p.Variables,
 	})
 	if !fe.Empty() {
-		return fiber.NewError(fiber.StatusUnprocessableEntity, "The copy was not saved: "+describeFields(fe))
+		return fiber.NewError(fiber.StatusUnprocessableEntity, "The copy was not saved: "+fe.Describe())
 	}
 	if err != nil {
 		return err
@@ -362,7 +362,7 @@ func (h *Handler) ImportPreset(c *fiber.Ctx) error {
 		return err
 	}
 	if fields := llm.Validate(file.Spec, prov.Dialect, modelInfo(prov, file.Spec.Model())); len(fields) > 0 {
-		return h.renderPresets(c, fiber.StatusUnprocessableEntity, field.Errors{"import": "Nothing was imported: " + describeFields(fields)})
+		return h.renderPresets(c, fiber.StatusUnprocessableEntity, field.Errors{"import": "Nothing was imported: " + fields.Describe()})
 	}
 	name := file.Name
 	if name == "" {
@@ -374,7 +374,7 @@ func (h *Handler) ImportPreset(c *fiber.Ctx) error {
 		Visibility: db.PresetPrivate, Spec: string(spec), Variables: file.Variables,
 	})
 	if !fe.Empty() {
-		return h.renderPresets(c, fiber.StatusUnprocessableEntity, field.Errors{"import": "Nothing was imported: " + describeFields(fe)})
+		return h.renderPresets(c, fiber.StatusUnprocessableEntity, field.Errors{"import": "Nothing was imported: " + fe.Describe()})
 	} else if err != nil {
 		return err
 	}

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
-	"sort"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -13,7 +12,6 @@ import (
 	"github.com/gofiber/fiber/v2"
 
 	"knobs/db"
-	"knobs/field"
 )
 
 // runPath is the page of run id.
@@ -131,7 +129,7 @@ func (h *Handler) RerunRun(c *fiber.Ctx) error {
 		return err
 	}
 	if len(fields) > 0 {
-		return redirectWith(c, runPath(run.ID), "Nothing was sent: "+describeFields(fields))
+		return redirectWith(c, runPath(run.ID), "Nothing was sent: "+fields.Describe())
 	}
 	// The page it goes to reads the run's row.
 	if err := again.WaitStored(); err != nil {
@@ -149,20 +147,6 @@ func withModel(body json.RawMessage, model string) (json.RawMessage, error) {
 	m, _ := json.Marshal(model)
 	fields["model"] = m
 	return json.Marshal(fields)
-}
-
-// describeFields writes field errors as one sentence for a flash message.
-func describeFields(fields field.Errors) string {
-	keys := make([]string, 0, len(fields))
-	for k := range fields {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	parts := make([]string, len(keys))
-	for i, k := range keys {
-		parts[i] = k + ": " + fields[k]
-	}
-	return strings.Join(parts, "; ")
 }
 
 // CreateRunShare makes a read-only link to a run, for the team or for
@@ -224,7 +208,7 @@ func (h *Handler) SaveRunAsPreset(c *fiber.Ctx) error {
 		OwnerID: run.UserID, Name: name, Visibility: db.PresetPrivate, Spec: run.Spec, Variables: vars,
 	})
 	if !fe.Empty() {
-		return redirectWith(c, runPath(run.ID), "The preset was not saved: "+describeFields(fe))
+		return redirectWith(c, runPath(run.ID), "The preset was not saved: "+fe.Describe())
 	} else if err != nil {
 		return err
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/gofiber/fiber/v2"
 
 	"knobs/db"
+	"knobs/field"
 	"knobs/llm"
 	"knobs/preset"
 	"knobs/runner"
@@ -23,12 +24,6 @@ import (
 type runCreated struct {
 	ID     int64  `json:"id"`
 	Events string `json:"events"`
-}
-
-// invalidRun is the answer when the spec has field errors; nothing was sent.
-type invalidRun struct {
-	Error  string            `json:"error"`
-	Fields map[string]string `json:"fields"`
 }
 
 // CreateRun validates a RunSpec, starts the run and stores it. It takes
@@ -42,14 +37,14 @@ func (h *Handler) CreateRun(c *fiber.Ctx) error {
 	u, _ := CurrentUser(c)
 	st, err := readSpec(c)
 	if err != nil {
-		return c.Status(fiber.StatusBadRequest).JSON(fiber.Map{"error": err.Error()})
+		return fiber.NewError(fiber.StatusBadRequest, err.Error())
 	}
 	run, fields, err := h.startRun(c.UserContext(), u.ID, st)
 	if err != nil {
 		return err
 	}
 	if len(fields) > 0 {
-		return c.Status(fiber.StatusUnprocessableEntity).JSON(invalidRun{Error: "Nothing was sent: fix the fields marked.", Fields: fields})
+		return invalid("Nothing was sent: fix the fields marked.", fields)
 	}
 	events := "/runs/" + strconv.FormatInt(run.ID, 10) + "/events"
 	if wantsEventStream(c) {
@@ -73,7 +68,7 @@ func wantsEventStream(c *fiber.Ctx) bool {
 // starts the run with the filled spec; the runner stores it (the template
 // and the values, as history keeps both). Field errors come back in
 // fields, with nothing sent or stored.
-func (h *Handler) startRun(ctx context.Context, user int64, st playgroundState) (run *runner.Run, fields map[string]string, err error) {
+func (h *Handler) startRun(ctx context.Context, user int64, st playgroundState) (run *runner.Run, fields field.Errors, err error) {
 	p, fields, err := h.prepareRun(ctx, user, st)
 	if err != nil || len(fields) > 0 {
 		return nil, fields, err
@@ -137,8 +132,8 @@ type preparedRun struct {
 
 // prepareRun fills the variables into the spec and validates it for
 // user, sending and storing nothing. Field errors come back in fields.
-func (h *Handler) prepareRun(ctx context.Context, user int64, st playgroundState) (preparedRun, map[string]string, error) {
-	fields := map[string]string{}
+func (h *Handler) prepareRun(ctx context.Context, user int64, st playgroundState) (preparedRun, field.Errors, error) {
+	fields := field.Errors{}
 	template := st.RunSpec
 	if len(bytes.TrimSpace(template.Body)) == 0 {
 		fields["body"] = "The request body is missing: send the JSON body for the endpoint."

@@ -152,7 +152,7 @@ func (h *Handler) CancelRun(c *fiber.Ctx) error {
 	if _, err := h.store.Run(ctx(c), u.ID, id); err != nil {
 		return err
 	}
-	return c.Status(fiber.StatusConflict).JSON(fiber.Map{"error": "The run has already finished."})
+	return fiber.NewError(fiber.StatusConflict, "The run has already finished.")
 }
 
 // ShowRawResponse answers the provider's answer to a run byte for byte, as

@@ -36,7 +36,7 @@ func shareAudience(c *fiber.Ctx) (string, bool) {
 func refuseShare(c *fiber.Ctx, back string) error {
 	const msg = "Choose who the link is for: team members or anyone with the link."
 	if wantsJSON(c) {
-		return c.Status(fiber.StatusUnprocessableEntity).JSON(fiber.Map{"error": msg})
+		return fiber.NewError(fiber.StatusUnprocessableEntity, msg)
 	}
 	return redirectWith(c, back, msg)
 }

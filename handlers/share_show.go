@@ -115,7 +115,7 @@ func (h *Handler) CopySharedPreset(c *fiber.Ctx) error {
 		Visibility: db.PresetPrivate, Spec: p.Spec, Variables: p.Variables,
 	})
 	if !fe.Empty() {
-		return fiber.NewError(fiber.StatusUnprocessableEntity, "The copy was not saved: "+describeFields(fe))
+		return fiber.NewError(fiber.StatusUnprocessableEntity, "The copy was not saved: "+fe.Describe())
 	}
 	if err != nil {
 		return err

@@ -14,6 +14,7 @@ import (
 	"github.com/gofiber/fiber/v2"
 
 	"knobs/db"
+	"knobs/field"
 	"knobs/handlers"
 	"knobs/web/session"
 )
@@ -131,7 +132,10 @@ func errorHandler(h *handlers.Handler, log *slog.Logger) fiber.ErrorHandler {
 	return func(c *fiber.Ctx, err error) error {
 		status, msg := fiber.StatusInternalServerError, "Something went wrong on the server. It has been logged; try again."
 		var fe *fiber.Error
+		var problem *handlers.Problem
 		switch {
+		case errors.As(err, &problem):
+			status, msg = problem.Status, problem.Message
 		case errors.As(err, &fe):
 			status, msg = fe.Code, fe.Message
 			switch status {
@@ -155,7 +159,14 @@ func errorHandler(h *handlers.Handler, log *slog.Logger) fiber.ErrorHandler {
 			log.Error("request failed", "method", c.Method(), "path", logPath(c), "err", err)
 		}
 		if wantsJSON(c) {
-			return c.Status(status).JSON(fiber.Map{"error": msg})
+			out := errorAnswer{Error: msg}
+			if problem != nil {
+				out.Fields, out.Panes = problem.Fields, problem.Panes
+			}
+			return c.Status(status).JSON(out)
+		}
+		if problem != nil && !problem.Fields.Empty() {
+			msg += " " + problem.Fields.Describe()
 		}
 		heading := headings[status]
 		if heading == "" {
@@ -167,6 +178,14 @@ func errorHandler(h *handlers.Handler, log *slog.Logger) fiber.ErrorHandler {
 		}
 		return nil
 	}
+}
+
+// errorAnswer is every error as JSON: a message for the user and, for
+// input that was wrong, what is wrong with each field (or pane).
+type errorAnswer struct {
+	Error  string                `json:"error"`
+	Fields field.Errors          `json:"fields,omitempty"`
+	Panes  []handlers.PaneFields `json:"panes,omitempty"`
 }
 
 var headings = map[int]string{
