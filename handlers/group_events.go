@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
-	"strconv"
 
 	"github.com/gofiber/fiber/v2"
 
@@ -16,20 +15,10 @@ import (
 // A comparison streams every pane over one SSE connection, in the
 // format and with the event ids of web/sse/group.go.
 
-// groupID parses the :id route parameter; a malformed id is a 404 like
-// an unknown one.
-func groupID(c *fiber.Ctx) (int64, error) {
-	id, err := strconv.ParseInt(c.Params("id"), 10, 64)
-	if err != nil || id <= 0 {
-		return 0, fiber.NewError(fiber.StatusNotFound, "There is no such comparison.")
-	}
-	return id, nil
-}
-
 // ownGroup loads the signed-in user's group named in the path.
 func (h *Handler) ownGroup(c *fiber.Ctx) (db.Group, error) {
 	u, _ := CurrentUser(c)
-	id, err := groupID(c)
+	id, err := pathID(c, "comparison")
 	if err != nil {
 		return db.Group{}, err
 	}

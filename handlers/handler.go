@@ -181,12 +181,12 @@ func redirectWith(c *fiber.Ctx, path, flash string) error {
 // ctx is the request's context for store calls.
 func ctx(c *fiber.Ctx) context.Context { return c.UserContext() }
 
-// paramID reads the route parameter name as a row id; anything but a
-// positive integer is an error, which callers answer with 404.
-func paramID(c *fiber.Ctx, name string) (int64, error) {
-	id, err := strconv.ParseInt(c.Params(name), 10, 64)
+// pathID reads the :id route parameter as a row id; anything but a
+// positive integer is a 404, "There is no such <what>.", like an unknown id.
+func pathID(c *fiber.Ctx, what string) (int64, error) {
+	id, err := strconv.ParseInt(c.Params("id"), 10, 64)
 	if err != nil || id <= 0 {
-		return 0, errors.New("handlers: not an id")
+		return 0, fiber.NewError(fiber.StatusNotFound, "There is no such "+what+".")
 	}
 	return id, nil
 }

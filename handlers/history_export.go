@@ -158,7 +158,7 @@ func jsonOrNull(s string) json.RawMessage {
 // events replayed from its last checkpoint (as RunEvents replays them).
 func (h *Handler) DownloadRunEvents(c *fiber.Ctx) error {
 	u, _ := CurrentUser(c)
-	id, err := runID(c)
+	id, err := pathID(c, "run")
 	if err != nil {
 		return err
 	}

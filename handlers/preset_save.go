@@ -3,7 +3,6 @@ package handlers
 import (
 	"encoding/json"
 	"errors"
-	"strconv"
 
 	"github.com/gofiber/fiber/v2"
 
@@ -101,9 +100,9 @@ func (h *Handler) CreatePreset(c *fiber.Ctx) error {
 // keeping the previous version.
 func (h *Handler) UpdatePreset(c *fiber.Ctx) error {
 	u, _ := CurrentUser(c)
-	id, err := strconv.ParseInt(c.Params("id"), 10, 64)
+	id, err := pathID(c, "preset")
 	if err != nil {
-		return fiber.NewError(fiber.StatusNotFound, "There is no such preset.")
+		return err
 	}
 	in, err := readPresetSave(c)
 	if err != nil {

@@ -20,20 +20,10 @@ import (
 	"knobs/views"
 )
 
-// presetID parses the :id parameter; a malformed id is a 404 like an
-// unknown one.
-func presetID(c *fiber.Ctx) (int64, error) {
-	id, err := strconv.ParseInt(c.Params("id"), 10, 64)
-	if err != nil || id <= 0 {
-		return 0, fiber.NewError(fiber.StatusNotFound, "There is no such preset.")
-	}
-	return id, nil
-}
-
 // visiblePreset loads the :id preset if the user may see it.
 func (h *Handler) visiblePreset(c *fiber.Ctx) (db.Preset, error) {
 	u, _ := CurrentUser(c)
-	id, err := presetID(c)
+	id, err := pathID(c, "preset")
 	if err != nil {
 		return db.Preset{}, err
 	}
@@ -173,7 +163,7 @@ func (h *Handler) SavePresetSettings(c *fiber.Ctx) error {
 // RestorePreset makes an old version the current one, as a new version.
 func (h *Handler) RestorePreset(c *fiber.Ctx) error {
 	u, _ := CurrentUser(c)
-	id, err := presetID(c)
+	id, err := pathID(c, "preset")
 	if err != nil {
 		return err
 	}
@@ -193,7 +183,7 @@ func (h *Handler) RestorePreset(c *fiber.Ctx) error {
 // RemovePreset deletes a preset, its versions and its share links.
 func (h *Handler) RemovePreset(c *fiber.Ctx) error {
 	u, _ := CurrentUser(c)
-	id, err := presetID(c)
+	id, err := pathID(c, "preset")
 	if err != nil {
 		return err
 	}

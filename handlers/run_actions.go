@@ -20,7 +20,7 @@ func runPath(id int64) string { return "/runs/" + strconv.FormatInt(id, 10) }
 // ownRun loads the signed-in user's run named by the :id parameter.
 func (h *Handler) ownRun(c *fiber.Ctx) (db.Run, error) {
 	u, _ := CurrentUser(c)
-	id, err := runID(c)
+	id, err := pathID(c, "run")
 	if err != nil {
 		return db.Run{}, err
 	}
@@ -171,9 +171,9 @@ func (h *Handler) CreateRunShare(c *fiber.Ctx) error {
 // {"id","revoked"}; a form post goes back where it came from.
 func (h *Handler) RevokeShare(c *fiber.Ctx) error {
 	u, _ := CurrentUser(c)
-	id, err := strconv.ParseInt(c.Params("id"), 10, 64)
+	id, err := pathID(c, "share link")
 	if err != nil {
-		return fiber.NewError(fiber.StatusNotFound, "There is no such share link.")
+		return err
 	}
 	if err := h.store.RevokeShare(ctx(c), u.ID, id); err != nil {
 		return err

@@ -11,16 +11,6 @@ import (
 	"knobs/web/sse"
 )
 
-// runID parses the :id route parameter; a malformed id is a 404 like an
-// unknown one.
-func runID(c *fiber.Ctx) (int64, error) {
-	id, err := strconv.ParseInt(c.Params("id"), 10, 64)
-	if err != nil || id <= 0 {
-		return 0, fiber.NewError(fiber.StatusNotFound, "There is no such run.")
-	}
-	return id, nil
-}
-
 // serveEvents streams src as SSE with the configured write deadline:
 // a client that stops reading is dropped (see sse.Serve).
 func (h *Handler) serveEvents(c *fiber.Ctx, src sse.Source, after int, leave func()) error {
@@ -33,7 +23,7 @@ func (h *Handler) serveEvents(c *fiber.Ctx, src sse.Source, after int, leave fun
 // the run's ending, so that no reader reconnects forever.
 func (h *Handler) RunEvents(c *fiber.Ctx) error {
 	u, _ := CurrentUser(c)
-	id, err := runID(c)
+	id, err := pathID(c, "run")
 	if err != nil {
 		return err
 	}
@@ -142,7 +132,7 @@ func renumber(frames sse.Recorded, first int) sse.Recorded {
 // CancelRun stops a live run; its partial output is kept.
 func (h *Handler) CancelRun(c *fiber.Ctx) error {
 	u, _ := CurrentUser(c)
-	id, err := runID(c)
+	id, err := pathID(c, "run")
 	if err != nil {
 		return err
 	}
@@ -159,7 +149,7 @@ func (h *Handler) CancelRun(c *fiber.Ctx) error {
 // text, for the raw view.
 func (h *Handler) ShowRawResponse(c *fiber.Ctx) error {
 	u, _ := CurrentUser(c)
-	id, err := runID(c)
+	id, err := pathID(c, "run")
 	if err != nil {
 		return err
 	}

@@ -22,7 +22,7 @@ import (
 // metrics and the raw request, with the actions on it.
 func (h *Handler) ShowRunPage(c *fiber.Ctx) error {
 	u, _ := CurrentUser(c)
-	id, err := runID(c)
+	id, err := pathID(c, "run")
 	if err != nil {
 		return err
 	}

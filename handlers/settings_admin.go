@@ -127,9 +127,9 @@ func (h *Handler) CreateInvite(c *fiber.Ctx) error {
 
 // RevokeInvite deletes an unused invite.
 func (h *Handler) RevokeInvite(c *fiber.Ctx) error {
-	id, err := strconv.ParseInt(c.Params("id"), 10, 64)
+	id, err := pathID(c, "invite")
 	if err != nil {
-		return fiber.NewError(fiber.StatusNotFound, "There is no such invite.")
+		return err
 	}
 	if err := h.store.RevokeInvite(ctx(c), id); errors.Is(err, db.ErrNotFound) {
 		return fiber.NewError(fiber.StatusNotFound, "There is no open invite with that id.")
@@ -156,9 +156,9 @@ func (h *Handler) SetSignUpMode(c *fiber.Ctx) error {
 
 // SetMemberRole makes a member an admin or back.
 func (h *Handler) SetMemberRole(c *fiber.Ctx) error {
-	id, err := strconv.ParseInt(c.Params("id"), 10, 64)
+	id, err := pathID(c, "member")
 	if err != nil {
-		return fiber.NewError(fiber.StatusNotFound, "There is no such member.")
+		return err
 	}
 	role := c.FormValue("role")
 	if role != db.RoleAdmin && role != db.RoleMember {
@@ -178,9 +178,9 @@ func (h *Handler) SetMemberRole(c *fiber.Ctx) error {
 // RemoveMember deletes another account and everything it owns.
 func (h *Handler) RemoveMember(c *fiber.Ctx) error {
 	u, _ := CurrentUser(c)
-	id, err := strconv.ParseInt(c.Params("id"), 10, 64)
+	id, err := pathID(c, "member")
 	if err != nil {
-		return fiber.NewError(fiber.StatusNotFound, "There is no such member.")
+		return err
 	}
 	if id == u.ID {
 		return redirectWith(c, "/settings", "You cannot remove your own account here.")

@@ -65,9 +65,9 @@ func (h *Handler) SignOutEverywhere(c *fiber.Ctx) error {
 // forgot their password sets a new one; an admin hands it over.
 func (h *Handler) CreatePasswordReset(c *fiber.Ctx) error {
 	admin, _ := CurrentUser(c)
-	id, err := paramID(c, "id")
+	id, err := pathID(c, "member")
 	if err != nil {
-		return fiber.NewError(fiber.StatusNotFound, "There is no such member.")
+		return err
 	}
 	if id == admin.ID {
 		return redirectWith(c, "/settings", "Change your own password under Your account.")
