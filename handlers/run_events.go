@@ -128,36 +128,3 @@ func renumber(frames sse.Recorded, first int) sse.Recorded {
 	}
 	return out
 }
-
-// CancelRun stops a live run; its partial output is kept.
-func (h *Handler) CancelRun(c *fiber.Ctx) error {
-	u, _ := CurrentUser(c)
-	id, err := pathID(c, "run")
-	if err != nil {
-		return err
-	}
-	if h.runner.Cancel(id, u.ID) {
-		return c.Status(fiber.StatusAccepted).JSON(fiber.Map{"id": id, "cancelled": true})
-	}
-	if _, err := h.store.Run(ctx(c), u.ID, id); err != nil {
-		return err
-	}
-	return fiber.NewError(fiber.StatusConflict, "The run has already finished.")
-}
-
-// ShowRawResponse answers the provider's answer to a run byte for byte, as
-// text, for the raw view.
-func (h *Handler) ShowRawResponse(c *fiber.Ctx) error {
-	u, _ := CurrentUser(c)
-	id, err := pathID(c, "run")
-	if err != nil {
-		return err
-	}
-	raw, err := h.store.RunRawResponse(ctx(c), u.ID, id)
-	if err != nil {
-		return err
-	}
-	c.Set(fiber.HeaderContentType, fiber.MIMETextPlainCharsetUTF8)
-	c.Set("Content-Disposition", "inline")
-	return c.Send(raw)
-}

@@ -1,16 +1,11 @@
 package handlers
 
 import (
-	"errors"
 	"strconv"
 	"strings"
 	"unicode"
 
 	"github.com/gofiber/fiber/v2"
-
-	"knobs/db"
-	"knobs/field"
-	"knobs/vault"
 )
 
 // keyAssociation binds a sealed key to its row, so it cannot be moved.
@@ -29,59 +24,6 @@ func checkKey(key string) string {
 		return "An API key has no spaces or line breaks inside."
 	}
 	return ""
-}
-
-// SavePersonalKey stores the user's own key for a provider.
-func (h *Handler) SavePersonalKey(c *fiber.Ctx) error {
-	u, _ := CurrentUser(c)
-	return h.saveKey(c, u.ID, "personal")
-}
-
-// SaveTeamKey stores the team-wide key for a provider (admins only).
-func (h *Handler) SaveTeamKey(c *fiber.Ctx) error {
-	return h.saveKey(c, db.Team, "team")
-}
-
-func (h *Handler) saveKey(c *fiber.Ctx, owner int64, scope string) error {
-	provider := c.FormValue("provider")
-	ref, err := h.keyedProvider(c, provider)
-	if err != nil {
-		return err
-	}
-	key := strings.TrimSpace(c.FormValue("key"))
-	if msg := checkKey(key); msg != "" {
-		return h.renderSettings(c, fiber.StatusUnprocessableEntity, field.Errors{scope + "-key-" + ref.ID: msg}, "")
-	}
-	if err := h.store.SetProviderKey(ctx(c), owner, ref.ID, h.box.Seal(key, keyAssociation(owner, ref.ID)), vault.Last4(key)); err != nil {
-		return err
-	}
-	return redirectWith(c, "/settings", "Saved the "+scope+" key for "+ref.Name+".")
-}
-
-// RemovePersonalKey deletes the user's own key for a provider.
-func (h *Handler) RemovePersonalKey(c *fiber.Ctx) error {
-	u, _ := CurrentUser(c)
-	return h.removeKey(c, u.ID, "personal")
-}
-
-// RemoveTeamKey deletes the team-wide key for a provider (admins only).
-func (h *Handler) RemoveTeamKey(c *fiber.Ctx) error {
-	return h.removeKey(c, db.Team, "team")
-}
-
-func (h *Handler) removeKey(c *fiber.Ctx, owner int64, scope string) error {
-	ref, err := h.keyedProvider(c, c.FormValue("provider"))
-	if err != nil {
-		return err
-	}
-	err = h.store.RemoveProviderKey(ctx(c), owner, ref.ID)
-	if errors.Is(err, db.ErrNotFound) {
-		return redirectWith(c, "/settings", "There was no "+scope+" key for "+ref.Name+".")
-	}
-	if err != nil {
-		return err
-	}
-	return redirectWith(c, "/settings", "Removed the "+scope+" key for "+ref.Name+".")
 }
 
 // keyedProvider finds a provider that takes keys, or answers 404.

@@ -1,14 +1,10 @@
 package handlers
 
 import (
-	"errors"
-
 	"github.com/gofiber/fiber/v2"
 	"golang.org/x/crypto/bcrypt"
 
-	"knobs/db"
 	"knobs/field"
-	"knobs/views"
 	"knobs/web/session"
 )
 
@@ -45,45 +41,4 @@ func (h *Handler) ChangePassword(c *fiber.Ctx) error {
 	}
 	h.log.Info("password changed", "user", u.Username)
 	return redirectWith(c, "/settings", "Your password is changed; every other session is signed out.")
-}
-
-// SignOutEverywhere ends every session of the user, this one included.
-func (h *Handler) SignOutEverywhere(c *fiber.Ctx) error {
-	u, _ := CurrentUser(c)
-	n, err := h.store.RemoveUserSessions(ctx(c), u.ID, "")
-	if err != nil {
-		return err
-	}
-	h.log.Info("signed out everywhere", "user", u.Username, "sessions", n)
-	s := session.From(c)
-	s.SignOut()
-	s.SetFlash("You are signed out on every device.")
-	return c.Redirect("/login", fiber.StatusSeeOther)
-}
-
-// CreatePasswordReset makes a one-time link with which a member who
-// forgot their password sets a new one; an admin hands it over.
-func (h *Handler) CreatePasswordReset(c *fiber.Ctx) error {
-	admin, _ := CurrentUser(c)
-	id, err := pathID(c, "member")
-	if err != nil {
-		return err
-	}
-	if id == admin.ID {
-		return redirectWith(c, "/settings", "Change your own password under Your account.")
-	}
-	member, err := h.store.User(ctx(c), id)
-	if errors.Is(err, db.ErrNotFound) {
-		return fiber.NewError(fiber.StatusNotFound, "There is no such member.")
-	} else if err != nil {
-		return err
-	}
-	token, err := h.store.CreatePasswordReset(ctx(c), admin.ID, id, resetTTL)
-	if errors.Is(err, db.ErrNotFound) {
-		return fiber.NewError(fiber.StatusNotFound, "There is no such member.")
-	} else if err != nil {
-		return err
-	}
-	h.log.Info("password reset link made", "by", admin.Username, "for", member.Username)
-	return h.renderSettingsView(c, fiber.StatusOK, views.SettingsView{ResetURL: c.BaseURL() + "/reset/" + token, ResetFor: member.Username})
 }

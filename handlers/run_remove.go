@@ -1,0 +1,24 @@
+package handlers
+
+import (
+	"fmt"
+
+	"github.com/gofiber/fiber/v2"
+
+	"knobs/db"
+)
+
+// RemoveRun deletes a run, its search entry and its share links.
+func (h *Handler) RemoveRun(c *fiber.Ctx) error {
+	run, err := h.ownRun(c)
+	if err != nil {
+		return err
+	}
+	if run.Status == db.RunRunning {
+		h.runner.Cancel(run.ID, run.UserID)
+	}
+	if err := h.store.RemoveRun(ctx(c), run.UserID, run.ID); err != nil {
+		return err
+	}
+	return redirectWith(c, "/history", fmt.Sprintf("Deleted run %d.", run.ID))
+}
