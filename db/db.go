@@ -1,6 +1,7 @@
 // Package db is the Store: all of Knobs' SQL, over one SQLite file.
 //
-// SQLite is opened twice on the same file, as STACK-NOTES.md measured:
+// SQLite is opened twice on the same file, the way that held up under
+// concurrent runs when measured (BENCHMARKS.md):
 // a writer with a single connection whose transactions are BEGIN
 // IMMEDIATE, so two writers never deadlock into SQLITE_BUSY, and a
 // query-only reader pool for everything else.

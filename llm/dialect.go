@@ -2,7 +2,7 @@ package llm
 
 import "strings"
 
-// wireDialect is how one dialect's wire behaviour differs (PROVIDERS.md).
+// wireDialect is how one dialect's wire behaviour differs.
 // All dialects read both reasoning fields and every error body shape, since
 // a server that sends the other one is no reason to lose its text.
 type wireDialect struct {
@@ -15,7 +15,7 @@ type wireDialect struct {
 	// reasoning_format "raw" and wants to see them.
 	thinkTags bool
 	// reasoningApart says usage.completion_tokens leaves the reasoning
-	// tokens out (xAI: PROVIDERS.md); elsewhere it includes them.
+	// tokens out (xAI); elsewhere it includes them.
 	reasoningApart bool
 	// needsKey says a model list cannot be had without a key.
 	needsKey bool

@@ -7,9 +7,10 @@ import (
 	"testing"
 )
 
-// The request fields of the seeds in ../shared/seeds, as read from them
-// (CI clones only this repository, so they are written out here). "stream"
-// is left out: the client sets it, it is no panel control.
+// The request fields of the providers' API specifications (the OpenAPI
+// documents of Cerebras, xAI and OpenAI's legacy completions), written out
+// here from them. "stream" is left out: the client sets it, it is no panel
+// control.
 var (
 	// 002: Cerebras POST /v1/chat/completions, ChatCompletionRequest.
 	seedCerebrasChat = []string{

@@ -310,7 +310,7 @@ func TestStreamSeveralChoices(t *testing.T) {
 	}
 }
 
-// TestStreamSSECases runs the SSE cases of PROVIDERS.md through the real
+// TestStreamSSECases runs the SSE edge cases real providers send through the real
 // client and a real server, with the server flushing at the boundaries
 // where readers break.
 func TestStreamSSECases(t *testing.T) {

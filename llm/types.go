@@ -52,7 +52,8 @@ func (s RunSpec) Model() string {
 	return b.Model
 }
 
-// Dialect is the family of wire behaviour a provider speaks (PROVIDERS.md).
+// Dialect is the family of wire behaviour a provider speaks (how they
+// differ: wireDialect in dialect.go).
 type Dialect string
 
 // The dialects Knobs implements.

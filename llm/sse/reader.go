@@ -2,7 +2,7 @@
 // standard defines them, with the leniencies LLM providers need.
 //
 // It exists because the readers most code uses get the edge cases of real
-// provider streams wrong (PROVIDERS.md): a bufio.Scanner gives up on lines
+// provider streams wrong (TestStreamSSECases has them): a bufio.Scanner gives up on lines
 // over 64 KiB, many readers split only on "\n" and so miss CR line ends (or
 // see a CRLF split across two reads as two line ends), and most drop an
 // event that is not followed by a blank line at EOF.

@@ -1,5 +1,6 @@
-// Package sse writes server-sent events to a browser from Fiber, as
-// STACK-NOTES.md measured works: one function writes every frame and
+// Package sse writes server-sent events to a browser from Fiber, in the
+// way that was measured to work on this stack (docs/ARCHITECTURE.md,
+// "Event streams"): one function writes every frame and
 // flushes it at once, pings while the source is silent, notices a client
 // that left on the next write, drops one that stopped reading after a
 // write deadline, and never touches the Fiber ctx once the body stream
@@ -59,7 +60,8 @@ type Options struct {
 
 // DefaultFlushEvery is about one frame of the browser's display: a page
 // gains nothing from events more often than it paints, and each event
-// costs it time (STACK-NOTES.md: ~60 µs of main thread per event).
+// costs it time (about 60 µs of the page's main thread per event, as
+// measured in Chromium).
 const DefaultFlushEvery = 16 * time.Millisecond
 
 // Serve answers with the frames of src after `after`, until src is
