@@ -385,6 +385,10 @@ func copied(t testing.TB, ctx context.Context, sel string) {
 	t.Helper()
 	s, _ := json.Marshal(sel)
 	err := chromedp.Do(ctx,
+		// In the middle of the window, as a user would have it: a button
+		// just inside the top edge is under the sticky toolbar, and a
+		// click there lands on the toolbar.
+		chromedp.Evaluate[chromedp.Void](`document.querySelector(`+string(s)+`).scrollIntoView({ block: "center" })`),
 		chromedp.Click(chromedp.CSS(sel)),
 		chromedp.Poll[chromedp.Void](`document.querySelector(`+string(s)+`).dataset.copied`, chromedp.WithPollingInterval(20*time.Millisecond)),
 	)

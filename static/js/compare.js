@@ -7,9 +7,11 @@
 // field of a done event is inserted as markup.
 "use strict";
 
-import { EventStream, TextBlocks, Follower, formatNumber, swapHTML, measuredRate } from "./stream.js";
+import { EventStream, TextBlocks, Follower, FrameWrites, formatNumber as fmt, swapHTML, measuredRate } from "./stream.js";
 import { readPrompt, writePrompt, promptShape, choiceLabel } from "./prompt.js";
-import { wirePanel, syncPanel, ModelPicker } from "./controls.js";
+import { wirePanel, ModelPicker } from "./controls.js";
+import { readPanel, readPanelParts, applyPanel, showFieldError, clearFieldErrors } from "./panel.js";
+import { ROLES, contentText, jsonHeaders, postJSON, metricsList, showAnswerLabels, showRunError, hideRunError, rawTokens } from "./run.js";
 
 (() => {
   const root = document.getElementById("compare");
@@ -17,10 +19,8 @@ import { wirePanel, syncPanel, ModelPicker } from "./controls.js";
 
   const $ = (sel, el = document) => el.querySelector(sel);
   const $$ = (sel, el = document) => Array.from(el.querySelectorAll(sel));
-  const csrf = () => document.querySelector('meta[name="csrf-token"]').content;
   const MIN = 2;
   const MAX = 6;
-  const ROLES = ["user", "assistant", "system", "developer"];
   const mode = root.dataset.mode;
   // A touch screen with no hover has no keys to hint at (emulated phones
   // report no coarse pointer, hence the touch points).
@@ -61,11 +61,9 @@ import { wirePanel, syncPanel, ModelPicker } from "./controls.js";
     panes: [], // pane objects, in page order
     runPanes: [], // the panes of the stream being read, by stream index
     stream: null,
-    later: [], // DOM writes for the next frame
     kind: "", // "run" (live group), "one" (one pane), "load", "replay"
     group: Number(root.dataset.group) || 0,
     base: [], // the shared conversation the panes' histories follow
-    frame: 0,
     summaryHidden: false,
     titles: [], // each pane's title, by page order
     prompt: null, // the prompt of the last run or load, for presenter mode
@@ -110,6 +108,22 @@ import { wirePanel, syncPanel, ModelPicker } from "./controls.js";
     sel.dataset.role = "";
     for (const r of ROLES) sel.append(new Option(r, r));
     sel.value = ROLES.includes(msg.role) ? msg.role : "user";
+    // A tool message answers a call: it names the call's id.
+    const tool = document.createElement("span");
+    tool.className = "tool-id";
+    const tl = document.createElement("label");
+    tl.htmlFor = `cm-tcid-${n}`;
+    tl.textContent = "tool_call_id";
+    const tid = document.createElement("input");
+    tid.id = `cm-tcid-${n}`;
+    tid.dataset.toolCallId = "";
+    tid.spellcheck = false;
+    tid.size = 18;
+    tid.value = msg.tool_call_id || "";
+    tool.append(tl, tid);
+    const showTool = () => (tool.hidden = sel.value !== "tool");
+    sel.addEventListener("change", showTool);
+    showTool();
     const grow = document.createElement("span");
     grow.className = "grow";
     const del = document.createElement("button");
@@ -119,7 +133,7 @@ import { wirePanel, syncPanel, ModelPicker } from "./controls.js";
     del.title = "Delete message";
     del.setAttribute("aria-label", "Delete message");
     del.addEventListener("click", () => li.remove());
-    head.append(rl, sel, grow, del);
+    head.append(rl, sel, tool, grow, del);
     const cl = document.createElement("label");
     cl.htmlFor = `cm-content-${n}`;
     cl.className = "sr-label";
@@ -133,17 +147,13 @@ import { wirePanel, syncPanel, ModelPicker } from "./controls.js";
     return li;
   }
 
-  function contentText(c) {
-    if (typeof c === "string") return c;
-    if (Array.isArray(c)) return c.map((p) => (p && p.text) || "").join("");
-    return c == null ? "" : JSON.stringify(c);
-  }
-
   function readConversation() {
     const out = [];
     if (ui.system && ui.system.value.trim() !== "") out.push({ role: "system", content: ui.system.value });
     for (const li of $$(".message", ui.messages)) {
-      out.push({ role: $("[data-role]", li).value, content: $("[data-content]", li).value });
+      const m = { role: $("[data-role]", li).value, content: $("[data-content]", li).value };
+      if (m.role === "tool") m.tool_call_id = $("[data-tool-call-id]", li).value.trim();
+      out.push(m);
     }
     return out;
   }
@@ -338,7 +348,7 @@ import { wirePanel, syncPanel, ModelPicker } from "./controls.js";
       providerName: opt ? opt.textContent : p.provider.value,
       model: p.model.value.trim(),
       // Until its panel is in, a pane's parameters are the ones it was given.
-      params: paramsOf(p.panelLoaded ? readPanel(p, {}) : p.spec.body || {}),
+      params: paramsOf(p.panelLoaded ? readPanel(p.panelBox, {}) : p.spec.body || {}),
     };
   }
 
@@ -430,7 +440,7 @@ import { wirePanel, syncPanel, ModelPicker } from "./controls.js";
   // model, scopes its ids to the pane, and fills it with body (or with
   // what the pane's panel held).
   async function loadPanel(p, body) {
-    const keep = body || readPanel(p, {});
+    const keep = body ? { fields: body } : readPanelParts(p.panelBox, {});
     const seq = ++p.panelSeq;
     p.el.dataset.busy = "1";
     const q = new URLSearchParams({ provider: p.provider.value, endpoint: endpoint(), model: p.model.value.trim() });
@@ -454,174 +464,41 @@ import { wirePanel, syncPanel, ModelPicker } from "./controls.js";
     }
     $$("h2", tpl.content).forEach((h) => h.remove()); // the pane's summary names it
     p.panelBox.replaceChildren(tpl.content);
-    applyPanel(p, keep);
+    applyPanel(p.panelBox, keep.fields, keep.extra);
     p.panelLoaded = true;
     renumber();
   }
 
-  // readPanel returns the body fields pane p's panel sets; JSON mistakes go in errors.
-  function readPanel(p, errors) {
-    const body = {};
-    for (const el of $$(".param[data-param]", p.panelBox)) {
-      const name = el.dataset.param;
-      const kind = el.dataset.kind;
-      if (kind === "stop") {
-        const vals = $$(`input[name="${name}"]`, el).map((i) => i.value).filter((v) => v !== "");
-        if (vals.length && !el.classList.contains("disabled")) body[name] = vals;
-        continue;
-      }
-      if (kind === "tool_choice") {
-        const m = $('[name="tool_choice"]', el).value;
-        const fn = $('[name="tool_choice_function"]', el);
-        fn.hidden = m !== "function";
-        if (m === "function") {
-          if (fn.value.trim()) body.tool_choice = { type: "function", function: { name: fn.value.trim() } };
-          else errors.tool_choice = "Name the function the model must call.";
-        } else if (m) body.tool_choice = m;
-        continue;
-      }
-      if (kind === "response_format") {
-        const type = $('[name="response_format_type"]', el).value;
-        $(".schema-fields", el).hidden = type !== "json_schema";
-        if (!type) continue;
-        const rf = { type };
-        if (type === "json_schema") {
-          const js = {};
-          const nm = $('[name="response_format_name"]', el).value.trim();
-          if (nm) js.name = nm;
-          const strict = $('[name="response_format_strict"]', el).value;
-          if (strict) js.strict = strict === "true";
-          const schema = $('[name="response_format_schema"]', el).value.trim();
-          if (schema) {
-            const parsed = parseJSON(schema, "response_format", errors);
-            if (parsed !== undefined) js.schema = parsed;
-          }
-          rf.json_schema = js;
-        }
-        body.response_format = rf;
-        continue;
-      }
-      const input = $(`[name="${name}"]`, el);
-      if (!input || input.disabled || input.value.trim() === "") continue;
-      const v = input.value.trim();
-      if (kind === "number" || kind === "integer") {
-        const num = Number(v);
-        if (Number.isNaN(num)) errors[name] = "Enter a number.";
-        else body[name] = num;
-      } else if (kind === "bool") body[name] = v === "true";
-      else if (kind === "json") {
-        const parsed = parseJSON(v, name, errors);
-        if (parsed === undefined) continue;
-        if (name === "extra_body") {
-          if (parsed === null || typeof parsed !== "object" || Array.isArray(parsed)) errors.extra_body = "Extra fields are a JSON object.";
-          else Object.assign(body, parsed);
-        } else body[name] = parsed;
-      } else body[name] = input.value;
-    }
-    return body;
-  }
-
-  function parseJSON(text, field, errors) {
-    try {
-      return JSON.parse(text);
-    } catch (e) {
-      errors[field] = "This is not valid JSON: " + e.message;
-      return undefined;
-    }
-  }
-
-  // applyPanel fills pane p's panel from body; fields with no control go to extra body.
-  function applyPanel(p, body) {
-    body = body || {};
-    const controls = $$(".param[data-param]", p.panelBox);
-    const known = new Set(controls.map((el) => el.dataset.param));
-    const rest = {};
-    for (const [k, v] of Object.entries(body)) {
-      if (!known.has(k) && !["model", "messages", "prompt", "stream"].includes(k)) rest[k] = v;
-    }
-    for (const el of controls) {
-      const name = el.dataset.param;
-      const kind = el.dataset.kind;
-      const v = body[name];
-      if (kind === "stop") {
-        const vals = v == null ? [] : Array.isArray(v) ? v : [v];
-        $$(`input[name="${name}"]`, el).forEach((i, k) => (i.value = vals[k] ?? ""));
-      } else if (kind === "tool_choice") {
-        const sel = $('[name="tool_choice"]', el);
-        const fn = $('[name="tool_choice_function"]', el);
-        if (v && typeof v === "object") {
-          sel.value = "function";
-          fn.value = (v.function && v.function.name) || "";
-        } else {
-          sel.value = v || "";
-          fn.value = "";
-        }
-        fn.hidden = sel.value !== "function";
-      } else if (kind === "response_format") {
-        const rf = v || {};
-        const js = rf.json_schema || {};
-        $('[name="response_format_type"]', el).value = rf.type || "";
-        $('[name="response_format_name"]', el).value = js.name || "";
-        $('[name="response_format_strict"]', el).value = js.strict === undefined ? "" : String(js.strict);
-        $('[name="response_format_schema"]', el).value = js.schema ? JSON.stringify(js.schema, null, 2) : "";
-        $(".schema-fields", el).hidden = rf.type !== "json_schema";
-      } else if (name !== "extra_body") {
-        const input = $(`[name="${name}"]`, el);
-        if (!input) continue;
-        if (v === undefined || v === null) input.value = "";
-        else if (kind === "json") input.value = JSON.stringify(v, null, 2);
-        else input.value = String(v);
-      }
-    }
-    const extra = $('[name="extra_body"]', p.panelBox);
-    if (extra) extra.value = Object.keys(rest).length ? JSON.stringify(rest, null, 2) : "";
-    syncPanel(p.panelBox);
-  }
-
   // paneBody is pane p's request body without messages.
   function paneBody(p, errors) {
-    return Object.assign({ model: p.model.value.trim() }, readPanel(p, errors));
+    return Object.assign({ model: p.model.value.trim() }, readPanel(p.panelBox, errors));
   }
 
+  // paneError shows a field's message in pane p: beside the model box or
+  // the parameter, else under the pane's editor.
   function paneError(p, field, msg) {
-    let el = field === "model" ? $('[data-pane-error="model"]', p.el) : null;
-    if (!el && p.panelBox) el = $(`[data-error-for="${CSS.escape(field.split(".")[0])}"]`, p.panelBox);
-    if (el && field.includes(".") && !el.matches("[data-pane-error]")) msg = `${field}: ${msg}`;
-    if (!el) {
-      el = $('[data-pane-error="general"]', p.el);
-      if (!el) return;
-      el.textContent = (el.hidden ? "" : el.textContent + "\n") + (field === "general" ? msg : `${field}: ${msg}`);
-      el.hidden = false;
+    const model = field === "model" ? $('[data-pane-error="model"]', p.el) : null;
+    if (model) {
+      model.textContent = msg;
+      model.hidden = false;
       return;
     }
-    el.textContent = msg;
-    el.hidden = false;
-    const param = el.closest(".param");
-    if (param) {
-      param.classList.add("invalid");
-      $(".pane-params", p.el).open = true;
+    const el = field !== "general" && p.panelBox ? showFieldError(p.panelBox, field, msg) : null;
+    if (el) {
+      if (el.closest(".param")) $(".pane-params", p.el).open = true;
+      return;
     }
+    const general = $('[data-pane-error="general"]', p.el);
+    if (!general) return;
+    general.textContent = (general.hidden ? "" : general.textContent + "\n") + (field === "general" ? msg : `${field}: ${msg}`);
+    general.hidden = false;
   }
 
   function clearPaneErrors() {
-    for (const p of state.panes) {
-      $$(".field-error", p.el).forEach((e) => {
-        e.hidden = true;
-        e.textContent = "";
-      });
-      $$(".param.invalid", p.el).forEach((e) => e.classList.remove("invalid"));
-    }
+    for (const p of state.panes) clearFieldErrors(p.el);
   }
 
   // ---------- running ----------
-
-  function post(url, body) {
-    return fetch(url, {
-      method: "POST",
-      headers: { "Content-Type": "application/json", Accept: "application/json", "X-CSRF-Token": csrf() },
-      body: body === undefined ? undefined : JSON.stringify(body),
-    });
-  }
 
   // runAll starts every pane: fresh from the shared conversation, or,
   // with turn, continuing each pane's own history with the user's turn.
@@ -656,7 +533,7 @@ import { wirePanel, syncPanel, ModelPicker } from "./controls.js";
     const request = { title: ui.title ? ui.title.value.trim() : "", panes: panes.map(({ provider, endpoint, body }) => ({ provider, endpoint, body })) };
     let res;
     try {
-      res = await stream.post("/compare/runs", JSON.stringify(request), postHeaders());
+      res = await stream.post("/compare/runs", JSON.stringify(request), jsonHeaders());
     } catch (e) {
       closeStream();
       say("Knobs could not be reached: " + e.message, true);
@@ -704,10 +581,6 @@ import { wirePanel, syncPanel, ModelPicker } from "./controls.js";
     ui.promptError.hidden = !msg;
   }
 
-  function postHeaders() {
-    return { "Content-Type": "application/json", "X-CSRF-Token": csrf() };
-  }
-
   // continueOne sends turn to pane p alone, as one run.
   async function continueOne(p, turn) {
     if (state.stream || endpoint() !== "chat") return false;
@@ -720,7 +593,7 @@ import { wirePanel, syncPanel, ModelPicker } from "./controls.js";
     if (Object.keys(errors).length) return false;
     let id = 0;
     const stream = newStream("one", (last) => `/runs/${id}/events?after=${encodeURIComponent(last || "0")}`);
-    const res = await stream.post("/runs", JSON.stringify({ provider: p.provider.value, endpoint: "chat", body }), postHeaders()).catch(() => null);
+    const res = await stream.post("/runs", JSON.stringify({ provider: p.provider.value, endpoint: "chat", body }), jsonHeaders()).catch(() => null);
     if (!res) {
       closeStream();
       paneError(p, "general", "Knobs could not be reached.");
@@ -761,8 +634,7 @@ import { wirePanel, syncPanel, ModelPicker } from "./controls.js";
     }
     $$(".empty", p.output).forEach((e) => e.remove());
     if (turn !== undefined && turn !== null) p.output.append(turnBlock("user", turn));
-    p.error.hidden = true;
-    p.error.textContent = "";
+    hideRunError(p.error);
     p.metrics.textContent = "";
     $(".pane-badges", p.el).textContent = "";
     p.choices = [];
@@ -793,20 +665,6 @@ import { wirePanel, syncPanel, ModelPicker } from "./controls.js";
     t.className = "turn-text";
     t.textContent = text;
     d.append(r, t);
-    return d;
-  }
-
-  // rawTokens is the toggle that shows a choice's raw token ids, as the
-  // playground shows them.
-  function rawTokens(ids) {
-    const d = document.createElement("details");
-    d.className = "raw-tokens";
-    const s = document.createElement("summary");
-    s.textContent = `tokens (${ids.length})`;
-    const pre = document.createElement("pre");
-    pre.className = "raw";
-    pre.textContent = ids.join(" ");
-    d.append(s, pre);
     return d;
   }
 
@@ -853,23 +711,14 @@ import { wirePanel, syncPanel, ModelPicker } from "./controls.js";
     Object.assign(c, { el, think, content, blocks: new TextBlocks(content), thinkBlocks: new TextBlocks(thinkText) });
   }
 
-  // later runs fn in the next frame's flush: every DOM write of a stream
-  // happens there, one batch per frame.
-  function later(fn) {
-    state.later.push(fn);
-    scheduleFlush();
-  }
-
-  function scheduleFlush() {
-    if (!state.frame) state.frame = requestAnimationFrame(flush);
-  }
-
-  // flush writes what arrived since the last frame. Every pane's scroll
-  // position is read before any pane is written (a read after a write
-  // forces a layout); a pane the reader scrolled up in keeps its place.
+  // flush writes what arrived since the last frame, then the writes
+  // queued with later: every DOM write of a stream happens there, one
+  // batch per frame. Every pane's scroll position is read before any pane
+  // is written (a read after a write forces a layout); a pane the reader
+  // scrolled up in keeps its place.
+  const writes = new FrameWrites(flush);
+  const later = (fn) => writes.later(fn);
   function flush() {
-    cancelAnimationFrame(state.frame);
-    state.frame = 0;
     const panes = state.runPanes.filter((p) => p.choices);
     for (const p of panes) p.follow.read();
     for (const p of panes) p.follow.scroll();
@@ -891,34 +740,11 @@ import { wirePanel, syncPanel, ModelPicker } from "./controls.js";
         p.pendingMetrics = null;
       }
     }
-    for (const fn of state.later.splice(0)) fn();
   }
 
-  const fmt = formatNumber;
-
   function showMetrics(p, m, done) {
-    const dl = document.createElement("dl");
-    const add = (k, v) => {
-      const div = document.createElement("div");
-      const dt = document.createElement("dt");
-      const dd = document.createElement("dd");
-      dt.textContent = k;
-      dd.textContent = v;
-      div.append(dt, dd);
-      dl.append(div);
-    };
-    add("First token", m.ttft_ms ? fmt(m.ttft_ms, m.ttft_ms < 100 ? 1 : 0) + " ms" : "…");
-    add("Tokens/s", m.tokens_per_sec ? measuredRate(m) : done ? "—" : "…");
-    add("Tokens", fmt(m.tokens));
-    add("Total", fmt((m.total_ms || 0) / 1000, 2) + " s");
-    if (done) {
-      if (m.cost_usd) add("Cost", "$" + Number(m.cost_usd).toPrecision(3));
-      const fr = (done.finish_reasons || []).filter(Boolean);
-      if (fr.length) add("Finish", [...new Set(fr)].join(", "));
-      add("Status", done.status);
-    }
-    p.metrics.replaceChildren(dl);
-    showAnswerLabels(p);
+    p.metrics.replaceChildren(metricsList(m, done));
+    showAnswerLabels(p.metrics, p.answer, true);
     if (p.max) p.progress.value = Math.min(m.tokens || 0, p.max);
     const rate = measuredRate(m);
     p.rate = rate === "—" ? 0 : m.tokens_per_sec;
@@ -933,64 +759,6 @@ import { wirePanel, syncPanel, ModelPicker } from "./controls.js";
     for (const p of state.runPanes) {
       p.raceBar.style.width = top ? `${((p.rate || 0) / top) * 100}%` : "0";
       p.raceBar.classList.toggle("leading", top > 0 && p.rate === top);
-    }
-  }
-
-  // showAnswerLabels puts what the provider said about pane p's answer
-  // under its metrics: which model answered and the response id, the two
-  // that tell panes apart; the run page has the rest.
-  function showAnswerLabels(p) {
-    const r = p.answer;
-    let dl = $(".answer-labels", p.metrics);
-    if (!r) return dl && dl.remove();
-    if (!dl) {
-      dl = document.createElement("dl");
-      dl.className = "answer-labels";
-      p.metrics.append(dl);
-    }
-    dl.textContent = "";
-    const add = (label, value, title) => {
-      if (value === undefined || value === null || value === "") return;
-      const div = document.createElement("div");
-      const dt = document.createElement("dt");
-      const dd = document.createElement("dd");
-      dt.textContent = label;
-      dt.title = title;
-      dd.textContent = value;
-      div.append(dt, dd);
-      dl.append(div);
-    };
-    add("Model", r.model, "The model that answered, as the provider named it");
-    add("Id", r.id, "The provider's id of this response");
-    if (r.service_tier) add("Tier", r.service_tier, "The service tier that served the request");
-  }
-
-  const ADVICE = {
-    bad_key: "Check the API key in Settings.",
-    rate_limit: "The provider's rate limit was reached.",
-    unknown_model: "Pick a model from the list, or check the id.",
-    validation: "The provider refused a parameter.",
-    server: "The provider failed; trying again often works.",
-    network: "The provider could not be reached.",
-    timeout: "The provider sent nothing in time.",
-    limit: "Knobs stopped the run at one of its limits; what arrived is kept.",
-    storage: "The answer is shown here but is not in history yet.",
-    no_endpoint: "The provider has no such endpoint: check its base URL, or try the other mode (chat or completion).",
-  };
-
-  function showError(p, d) {
-    p.error.hidden = false;
-    p.error.textContent = "";
-    const h = document.createElement("strong");
-    h.textContent = (d.status ? `${d.status} · ` : "") + (d.kind || "error").replace(/_/g, " ");
-    const msg = document.createElement("p");
-    msg.textContent = d.message || "";
-    p.error.append(h, msg);
-    if (ADVICE[d.kind]) {
-      const a = document.createElement("p");
-      a.className = "advice";
-      a.textContent = ADVICE[d.kind];
-      p.error.append(a);
     }
   }
 
@@ -1074,7 +842,7 @@ import { wirePanel, syncPanel, ModelPicker } from "./controls.js";
       if (!p) return;
       if (!p.choices) startOutput(p, true, null, null);
       fn(p, d);
-      scheduleFlush();
+      writes.schedule();
     };
     const stream = new EventStream({
       final: kind === "one" ? "rendered" : "group_done",
@@ -1125,9 +893,9 @@ import { wirePanel, syncPanel, ModelPicker } from "./controls.js";
         tokens: on((p, d) => choice(p, d.choice || 0).tokens.push(...(d.tokens || []))),
         response: on((p, d) => {
           p.answer = d;
-          later(() => showAnswerLabels(p));
+          later(() => showAnswerLabels(p.metrics, p.answer, true));
         }),
-        error: on((p, d) => later(() => showError(p, d))),
+        error: on((p, d) => later(() => showRunError(p.error, d))),
         done: on((p, d) => later(() => finishPane(p, d))),
         rendered: on((p, d) => later(() => renderPane(p, d))),
         group_done: (data) => {
@@ -1139,7 +907,7 @@ import { wirePanel, syncPanel, ModelPicker } from "./controls.js";
     });
     state.stream = stream;
     state.kind = kind;
-    state.later = [];
+    writes.clear();
     return stream;
   }
 
@@ -1244,7 +1012,7 @@ import { wirePanel, syncPanel, ModelPicker } from "./controls.js";
     if (!state.stream) return;
     if (state.kind === "run") {
       ui.stopBtn.disabled = true;
-      await post(`/groups/${state.group}/cancel`).catch(() => {});
+      await postJSON(`/groups/${state.group}/cancel`).catch(() => {});
     } else if (state.kind === "one") {
       await stopPane(state.runPanes[0]);
     } else {
@@ -1257,7 +1025,7 @@ import { wirePanel, syncPanel, ModelPicker } from "./controls.js";
   async function stopPane(p) {
     if (!p || !p.run || !p.run.id || p.done) return;
     if (p.stopBtn) p.stopBtn.disabled = true;
-    await post(`/runs/${p.run.id}/cancel`).catch(() => {});
+    await postJSON(`/runs/${p.run.id}/cancel`).catch(() => {});
   }
 
   // replay reads a saved or shared comparison again: at once (load) or
@@ -1410,7 +1178,7 @@ import { wirePanel, syncPanel, ModelPicker } from "./controls.js";
 
   async function saveTitle(title) {
     if (readOnly || !state.group) return; // a new comparison sends it with Run all
-    const res = await post(`/groups/${state.group}/title`, { title: title.trim() }).catch(() => null);
+    const res = await postJSON(`/groups/${state.group}/title`, { title: title.trim() }).catch(() => null);
     const data = res ? await res.json().catch(() => ({})) : {};
     if (!res || !res.ok) {
       say(data.error || "The title could not be saved.", true);

@@ -54,6 +54,11 @@ export function wirePanel(box) {
       help.setAttribute("aria-expanded", String(open));
       return;
     }
+    const example = e.target.closest("[data-example]");
+    if (example) {
+      insertExample(box, example.dataset.example);
+      return;
+    }
     const unset = e.target.closest("[data-unset]");
     if (unset) {
       const num = unset.parentElement.querySelector('input[type="number"]');
@@ -64,6 +69,49 @@ export function wirePanel(box) {
     }
   });
 }
+
+// insertExample fills the tools box or the schema box with an example to
+// start from, and tells the page's listeners as typing would.
+function insertExample(box, which) {
+  const field = box.querySelector(which === "tools" ? '[name="tools"]' : '[name="response_format_schema"]');
+  if (!field) return;
+  field.value = JSON.stringify(which === "tools" ? EXAMPLE_TOOLS : EXAMPLE_SCHEMA, null, 2);
+  const name = box.querySelector('[name="response_format_name"]');
+  if (which !== "tools" && name && !name.value) name.value = "city_facts";
+  field.dispatchEvent(new Event("input", { bubbles: true }));
+  field.dispatchEvent(new Event("change", { bubbles: true }));
+}
+
+const EXAMPLE_TOOLS = [
+  {
+    type: "function",
+    function: {
+      name: "get_weather",
+      description: "Get the current weather in a city.",
+      parameters: {
+        type: "object",
+        properties: {
+          city: { type: "string", description: "City name, e.g. Lisbon" },
+          unit: { type: "string", enum: ["celsius", "fahrenheit"] },
+        },
+        required: ["city"],
+        additionalProperties: false,
+      },
+    },
+  },
+];
+
+const EXAMPLE_SCHEMA = {
+  type: "object",
+  properties: {
+    city: { type: "string" },
+    country: { type: "string" },
+    population: { type: "integer", minimum: 0 },
+    landmarks: { type: "array", items: { type: "string" }, maxItems: 5 },
+  },
+  required: ["city", "country", "population"],
+  additionalProperties: false,
+};
 
 // syncPanel puts every slider of box where its box says, after the page
 // filled the boxes itself (which fires no events).

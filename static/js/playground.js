@@ -6,9 +6,11 @@
 // stall the page.
 "use strict";
 
-import { EventStream, TextBlocks, Follower, formatNumber, swapHTML, measuredRate } from "./stream.js";
-import { readPrompt as readPromptText, writePrompt as promptEditorText, promptShape, choiceLabel as promptChoiceLabel } from "./prompt.js";
-import { wirePanel, syncPanel, ModelPicker, promptTokens, costLine, tokenLine } from "./controls.js";
+import { EventStream, TextBlocks, Follower, FrameWrites, swapHTML } from "./stream.js";
+import { readPrompt as readPromptText, writePrompt as promptEditorText, promptShape, choiceLabel } from "./prompt.js";
+import { wirePanel, ModelPicker, promptTokens, costLine, tokenLine } from "./controls.js";
+import { readPanel, readPanelParts, applyPanel, showFieldError, clearFieldErrors } from "./panel.js";
+import { ROLES, contentText, jsonHeaders, postJSON, metricsList, showAnswerLabels, showRunError as showErrorIn, hideRunError as hideErrorIn, rawTokens } from "./run.js";
 
 (() => {
   const root = document.getElementById("playground");
@@ -16,8 +18,6 @@ import { wirePanel, syncPanel, ModelPicker, promptTokens, costLine, tokenLine } 
 
   const $ = (sel, el = document) => el.querySelector(sel);
   const $$ = (sel, el = document) => Array.from(el.querySelectorAll(sel));
-  const csrf = () => document.querySelector('meta[name="csrf-token"]').content;
-  const ROLES = ["system", "developer", "user", "assistant", "tool"];
 
   const ui = {
     provider: $("#pg-provider"),
@@ -82,13 +82,6 @@ import { wirePanel, syncPanel, ModelPicker, promptTokens, costLine, tokenLine } 
     if (Array.isArray(msg.content)) li.dataset.parts = JSON.stringify(msg.content);
     syncRow(li);
     return li;
-  }
-
-  function contentText(c) {
-    if (c == null) return "";
-    if (typeof c === "string") return c;
-    if (Array.isArray(c)) return c.filter((p) => p && p.type === "text").map((p) => p.text).join("\n");
-    return JSON.stringify(c);
   }
 
   function syncRow(li) {
@@ -204,10 +197,6 @@ import { wirePanel, syncPanel, ModelPicker, promptTokens, costLine, tokenLine } 
     ui.prompt.value = text;
   }
 
-  function choiceLabel(i) {
-    return promptChoiceLabel(state.shape, i);
-  }
-
   // ---------- mode, provider, model and the panel ----------
 
   const endpoint = () => $('input[name="endpoint"]:checked').value;
@@ -241,10 +230,9 @@ import { wirePanel, syncPanel, ModelPicker, promptTokens, costLine, tokenLine } 
     if (!res.ok || seq !== panelSeq) return;
     const html = await res.text();
     if (seq !== panelSeq) return;
-    const body = readPanel({}); // keep what the user set, up to this moment, across the swap
+    const kept = readPanelParts(ui.panel, {}); // what the user set, up to this moment, across the swap
     ui.panel.innerHTML = html;
-    applyPanel(body);
-    syncPanel(ui.panel);
+    applyPanel(ui.panel, kept.fields, kept.extra);
     const p = $(".panel", ui.panel);
     changed();
     return p;
@@ -269,7 +257,7 @@ import { wirePanel, syncPanel, ModelPicker, promptTokens, costLine, tokenLine } 
     ui.modelHint.title = ui.modelHint.textContent; // the line is cut to fit the toolbar
   }
 
-  const state = { models: {}, run: null, stream: null, later: [], metrics: null, lastSpec: null, choices: [], frame: 0, variables: {}, preset: null, lastRunId: 0, baseline: "", ran: "" };
+  const state = { models: {}, run: null, stream: null, metrics: null, lastSpec: null, choices: [], variables: {}, preset: null, lastRunId: 0, baseline: "", ran: "" };
   try {
     state.preset = root.dataset.preset ? JSON.parse(root.dataset.preset) : null;
   } catch {
@@ -300,223 +288,32 @@ import { wirePanel, syncPanel, ModelPicker, promptTokens, costLine, tokenLine } 
 
   // ---------- reading and filling the panel ----------
 
+  // setError shows a field's message beside it: a message's own in its
+  // row, a parameter's in the panel; what has no place goes in the error box.
   function setError(field, msg) {
-    let el = document.querySelector(`[data-error-for="${CSS.escape(field)}"]`);
     const m = /^messages\.(\d+)/.exec(field);
-    if (!el && m) {
+    if (m) {
       const idx = Number(m[1]) - (ui.system.value.trim() !== "" ? 1 : 0);
       const li = $$(".message", ui.messages)[idx];
-      el = li ? $("[data-msg-error]", li) : $('[data-error-for="messages"]');
-    }
-    if (!el) {
-      const top = field.split(".")[0];
-      el = document.querySelector(`[data-error-for="${CSS.escape(top)}"]`);
-      if (el && top !== field) msg = `${field}: ${msg}`;
-    }
-    if (!el) {
-      showRunError({ kind: "validation", message: `${field}: ${msg}` });
+      const el = li ? $("[data-msg-error]", li) : $('[data-error-for="messages"]');
+      el.textContent = msg;
+      el.hidden = false;
       return;
     }
-    el.textContent = msg;
-    el.hidden = false;
-    const ctl = el.closest(".param");
-    if (ctl) ctl.classList.add("invalid");
-  }
-
-  function clearErrors() {
-    $$(".field-error").forEach((e) => {
-      e.hidden = true;
-      e.textContent = "";
-    });
-    $$(".param.invalid").forEach((e) => e.classList.remove("invalid"));
-  }
-
-  function parseJSON(text, field, errors) {
-    try {
-      return JSON.parse(text);
-    } catch (e) {
-      errors[field] = "This is not valid JSON: " + e.message;
-      return undefined;
-    }
-  }
-
-  // readPanel returns the body fields the panel sets; JSON mistakes go in errors.
-  function readPanel(errors) {
-    const body = {};
-    for (const p of $$(".param[data-param]", ui.panel)) {
-      const name = p.dataset.param;
-      const kind = p.dataset.kind;
-      const input = $(`[name="${name}"]`, p);
-      if (kind === "stop") {
-        const vals = $$(`input[name="${name}"]`, p).map((i) => i.value).filter((v) => v !== "");
-        if (vals.length && !p.classList.contains("disabled")) body[name] = vals;
-        continue;
-      }
-      if (kind === "tool_choice") {
-        const mode = $('[name="tool_choice"]', p).value;
-        const fn = $('[name="tool_choice_function"]', p);
-        fn.hidden = mode !== "function";
-        if (mode === "function") {
-          if (fn.value.trim()) body.tool_choice = { type: "function", function: { name: fn.value.trim() } };
-          else errors.tool_choice = "Name the function the model must call.";
-        } else if (mode) body.tool_choice = mode;
-        continue;
-      }
-      if (kind === "response_format") {
-        const type = $('[name="response_format_type"]', p).value;
-        $(".schema-fields", p).hidden = type !== "json_schema";
-        if (!type) continue;
-        const rf = { type };
-        if (type === "json_schema") {
-          const js = {};
-          const nm = $('[name="response_format_name"]', p).value.trim();
-          if (nm) js.name = nm;
-          const strict = $('[name="response_format_strict"]', p).value;
-          if (strict) js.strict = strict === "true";
-          const schema = $('[name="response_format_schema"]', p).value.trim();
-          if (schema) {
-            const parsed = parseJSON(schema, "response_format.json_schema.schema", errors);
-            if (parsed !== undefined) js.schema = parsed;
-          }
-          rf.json_schema = js;
-        }
-        body.response_format = rf;
-        continue;
-      }
-      if (!input || input.disabled || input.value.trim() === "") continue;
-      const v = input.value.trim();
-      switch (kind) {
-        case "number":
-        case "integer": {
-          const n = Number(v);
-          if (Number.isNaN(n)) errors[name] = "Enter a number.";
-          else body[name] = n;
-          break;
-        }
-        case "bool":
-          body[name] = v === "true";
-          break;
-        case "json": {
-          const parsed = parseJSON(v, name, errors);
-          if (parsed === undefined) break;
-          if (name === "extra_body") {
-            if (parsed === null || typeof parsed !== "object" || Array.isArray(parsed)) {
-              errors.extra_body = "Extra fields are a JSON object.";
-            } else Object.assign(body, { __extra: parsed });
-          } else body[name] = parsed;
-          break;
-        }
-        default:
-          body[name] = input.value;
-      }
-    }
-    return body;
-  }
-
-  // applyPanel fills the panel from body; fields with no control go to extra body.
-  function applyPanel(body) {
-    const rest = {};
-    const known = new Set($$(".param[data-param]", ui.panel).map((p) => p.dataset.param));
-    for (const [k, v] of Object.entries(body || {})) {
-      if (k === "__extra") Object.assign(rest, v);
-      else if (!known.has(k) && !["model", "messages", "prompt"].includes(k)) rest[k] = v;
-    }
-    for (const p of $$(".param[data-param]", ui.panel)) {
-      const name = p.dataset.param;
-      const kind = p.dataset.kind;
-      const v = body ? body[name] : undefined;
-      if (kind === "stop") {
-        const vals = v == null ? [] : Array.isArray(v) ? v : [v];
-        $$(`input[name="${name}"]`, p).forEach((i, n) => (i.value = vals[n] ?? ""));
-      } else if (kind === "tool_choice") {
-        const sel = $('[name="tool_choice"]', p);
-        const fn = $('[name="tool_choice_function"]', p);
-        if (v && typeof v === "object") {
-          sel.value = "function";
-          fn.value = (v.function && v.function.name) || "";
-        } else {
-          sel.value = v || "";
-          fn.value = "";
-        }
-        fn.hidden = sel.value !== "function";
-      } else if (kind === "response_format") {
-        const rf = v || {};
-        $('[name="response_format_type"]', p).value = rf.type || "";
-        const js = rf.json_schema || {};
-        $('[name="response_format_name"]', p).value = js.name || "";
-        $('[name="response_format_strict"]', p).value = js.strict === undefined ? "" : String(js.strict);
-        $('[name="response_format_schema"]', p).value = js.schema ? JSON.stringify(js.schema, null, 2) : "";
-        $(".schema-fields", p).hidden = rf.type !== "json_schema";
-      } else if (name === "extra_body") {
-        continue;
-      } else {
-        const input = $(`[name="${name}"]`, p);
-        if (!input) continue;
-        if (v === undefined || v === null) input.value = "";
-        else if (kind === "json") input.value = JSON.stringify(v, null, 2);
-        else input.value = String(v);
-      }
-    }
-    const extra = $('[name="extra_body"]', ui.panel);
-    if (extra) extra.value = Object.keys(rest).length ? JSON.stringify(rest, null, 2) : "";
+    if (!showFieldError(document, field, msg)) showRunError({ kind: "validation", message: `${field}: ${msg}` });
   }
 
   wirePanel(ui.panel);
   ui.panel.addEventListener("input", changed);
   ui.panel.addEventListener("change", changed);
-  ui.panel.addEventListener("click", (e) => {
-    const b = e.target.closest("[data-example]");
-    if (!b) return;
-    if (b.dataset.example === "tools") {
-      $('[name="tools"]', ui.panel).value = JSON.stringify(EXAMPLE_TOOLS, null, 2);
-    } else {
-      $('[name="response_format_schema"]', ui.panel).value = JSON.stringify(EXAMPLE_SCHEMA, null, 2);
-      if (!$('[name="response_format_name"]', ui.panel).value) $('[name="response_format_name"]', ui.panel).value = "city_facts";
-    }
-    changed();
-  });
-
-  const EXAMPLE_TOOLS = [
-    {
-      type: "function",
-      function: {
-        name: "get_weather",
-        description: "Get the current weather in a city.",
-        parameters: {
-          type: "object",
-          properties: {
-            city: { type: "string", description: "City name, e.g. Lisbon" },
-            unit: { type: "string", enum: ["celsius", "fahrenheit"] },
-          },
-          required: ["city"],
-          additionalProperties: false,
-        },
-      },
-    },
-  ];
-  const EXAMPLE_SCHEMA = {
-    type: "object",
-    properties: {
-      city: { type: "string" },
-      country: { type: "string" },
-      population: { type: "integer", minimum: 0 },
-      landmarks: { type: "array", items: { type: "string" }, maxItems: 5 },
-    },
-    required: ["city", "country", "population"],
-    additionalProperties: false,
-  };
 
   // ---------- the spec ----------
 
   function buildSpec() {
     const errors = {};
-    const panel = readPanel(errors);
-    const body = { model: ui.model.value.trim() };
+    const body = Object.assign({ model: ui.model.value.trim() }, readPanel(ui.panel, errors));
     if (endpoint() === "chat") body.messages = readMessages(errors);
     else body.prompt = readPrompt(errors);
-    const extra = panel.__extra || {};
-    delete panel.__extra;
-    Object.assign(body, panel, extra);
     const spec = { provider: ui.provider.value, endpoint: endpoint(), body };
     const names = variableNames();
     if (names.length) {
@@ -541,8 +338,7 @@ import { wirePanel, syncPanel, ModelPicker, promptTokens, costLine, tokenLine } 
     if (spec.endpoint === "completion") {
       writePrompt(body.prompt);
     } else renderMessages(body.messages);
-    applyPanel(body);
-    syncPanel(ui.panel);
+    applyPanel(ui.panel, body);
   }
 
   let saveTimer = 0;
@@ -583,7 +379,7 @@ import { wirePanel, syncPanel, ModelPicker, promptTokens, costLine, tokenLine } 
       // What is sent has the {{variables}} filled in.
       const texts = raw.map((t) => t.replace(VAR_RE, (all, name) => state.variables[name] ?? all));
       const input = promptTokens(endpoint(), texts);
-      const body = readPanel({});
+      const body = readPanel(ui.panel, {});
       const limit = chat ? (body.max_completion_tokens ?? body.max_tokens) : body.max_tokens;
       const choices = Math.max(Number(body.n) || 1, Number(body.best_of) || 1);
       const m = state.models[ui.model.value.trim()];
@@ -683,11 +479,7 @@ import { wirePanel, syncPanel, ModelPicker, promptTokens, costLine, tokenLine } 
   }
 
   async function savePreset(body, url) {
-    const res = await fetch(url, {
-      method: "POST",
-      headers: { "Content-Type": "application/json", Accept: "application/json", "X-CSRF-Token": csrf() },
-      body: JSON.stringify(body),
-    }).catch(() => null);
+    const res = await postJSON(url, body).catch(() => null);
     if (!res) return { error: "Knobs could not be reached." };
     const data = await res.json().catch(() => ({}));
     if (!res.ok) return { error: data.error || `Knobs answered ${res.status}.`, fields: data.fields };
@@ -705,7 +497,7 @@ import { wirePanel, syncPanel, ModelPicker, promptTokens, costLine, tokenLine } 
     };
     state.baseline = fingerprintOf(spec); // saved: nothing to lose now
     changed();
-    saveNow();
+    saveState();
   }
 
   // Save asks what the changes become: the loaded preset's next version,
@@ -784,12 +576,7 @@ import { wirePanel, syncPanel, ModelPicker, promptTokens, costLine, tokenLine } 
     // data-saving and data-stored tell scripts driving the page (and its
     // tests) that the server has what the editor holds.
     root.dataset.saving = String(++saving);
-    fetch("/playground/state", {
-      method: "POST",
-      headers: { "Content-Type": "application/json", "X-CSRF-Token": csrf() },
-      body: JSON.stringify(saved),
-      keepalive: true,
-    })
+    postJSON("/playground/state", saved, { keepalive: true })
       .then((res) => {
         if (res.ok) root.dataset.stored = saved.unsaved ? "unsaved" : "clean";
         else if (res.status === 404 && saved.last_run && state.lastRunId === saved.last_run) {
@@ -828,10 +615,6 @@ import { wirePanel, syncPanel, ModelPicker, promptTokens, costLine, tokenLine } 
   const fingerprintOf = (spec) => hash(setupOf(spec, spec.variables));
   const fingerprint = () => fingerprintOf(buildSpec().spec);
   const unsaved = () => fingerprint() !== state.baseline;
-
-  function saveNow() {
-    saveState();
-  }
 
   // ask shows the page's question dialog and resolves to the value of the
   // choice made, "" when it was dismissed (Esc).
@@ -873,13 +656,13 @@ import { wirePanel, syncPanel, ModelPicker, promptTokens, costLine, tokenLine } 
     state.variables = {};
     renderMessages([{ role: "user", content: "" }]);
     writePrompt("");
-    applyPanel({});
-    clearErrors();
+    applyPanel(ui.panel, {});
+    clearFieldErrors(document);
     resetOutput();
     state.ran = "";
     state.baseline = fingerprint(); // an empty editor has nothing to lose
     changed();
-    saveNow();
+    saveState();
     const first = $("#pg-messages [data-content]");
     if (first && endpoint() === "chat") first.focus();
     else ui.prompt.focus();
@@ -911,7 +694,7 @@ import { wirePanel, syncPanel, ModelPicker, promptTokens, costLine, tokenLine } 
     resetOutput();
     state.ran = "";
     changed();
-    saveNow();
+    saveState();
     $("[data-content]", li).focus();
   }
 
@@ -981,7 +764,7 @@ import { wirePanel, syncPanel, ModelPicker, promptTokens, costLine, tokenLine } 
   // EventSource on the events URL it names.
   async function run() {
     if (state.stream) return;
-    clearErrors();
+    clearFieldErrors(document);
     hideRunError();
     const { spec, errors } = buildSpec();
     if (Object.keys(errors).length) {
@@ -995,7 +778,7 @@ import { wirePanel, syncPanel, ModelPicker, promptTokens, costLine, tokenLine } 
     setRunning(true);
     let res;
     try {
-      res = await stream.post("/runs", JSON.stringify(spec), { "Content-Type": "application/json", "X-CSRF-Token": csrf() });
+      res = await stream.post("/runs", JSON.stringify(spec), jsonHeaders());
     } catch (e) {
       endStream();
       showRunError({ kind: "network", message: "Knobs could not be reached: " + e.message });
@@ -1091,7 +874,7 @@ import { wirePanel, syncPanel, ModelPicker, promptTokens, costLine, tokenLine } 
     state.run = { id, done: false, raw: [], rawCount: 0, status: "" };
     state.lastRunId = id;
     state.choices = [];
-    state.later = [];
+    writes.clear();
     state.metrics = null;
     state.answer = null;
     ui.choices.textContent = "";
@@ -1124,7 +907,7 @@ import { wirePanel, syncPanel, ModelPicker, promptTokens, costLine, tokenLine } 
         <div class="tool-calls"></div>
         <div class="content streaming"></div>
         <div class="json-check" hidden></div>`;
-    $(".choice-index", el).textContent = choiceLabel(n);
+    $(".choice-index", el).textContent = choiceLabel(state.shape, n);
     c.el = el;
     c.text = new TextBlocks($(".content", el));
     c.think = new TextBlocks($(".thinking-text", el));
@@ -1132,23 +915,14 @@ import { wirePanel, syncPanel, ModelPicker, promptTokens, costLine, tokenLine } 
     ui.choices.classList.toggle("multi", state.choices.length > 1);
   }
 
-  // later runs fn in the next frame's flush: every DOM write of a stream
-  // happens there, at most one batch per frame.
-  function later(fn) {
-    state.later.push(fn);
-    scheduleFlush();
-  }
-
-  function scheduleFlush() {
-    if (!state.frame) state.frame = requestAnimationFrame(flush);
-  }
-
-  // flush writes what arrived since the last frame. The scroll position
-  // is read, and the page scrolled, before any write: a read after a
-  // write would force a layout of the whole output every frame.
+  // flush writes what arrived since the last frame, then the writes
+  // queued with later: every DOM write of a stream happens there, one
+  // batch per frame. The scroll position is read, and the page scrolled,
+  // before any write: a read after a write would force a layout of the
+  // whole output every frame.
+  const writes = new FrameWrites(flush);
+  const later = (fn) => writes.later(fn);
   function flush() {
-    cancelAnimationFrame(state.frame);
-    state.frame = 0;
     follower.read();
     follower.scroll();
     state.choices.forEach((c, n) => {
@@ -1171,7 +945,6 @@ import { wirePanel, syncPanel, ModelPicker, promptTokens, costLine, tokenLine } 
       showMetrics(state.metrics, null);
       state.metrics = null;
     }
-    for (const fn of state.later.splice(0)) fn();
     if (state.run && state.run.raw.length) {
       ui.rawEvents.append(state.run.raw.join(""));
       state.run.raw = [];
@@ -1193,7 +966,7 @@ import { wirePanel, syncPanel, ModelPicker, promptTokens, costLine, tokenLine } 
       const parsed = typeof data === "string"; // or a part of a texts event, parsed
       rawEvent(type, parsed ? data : JSON.stringify(data));
       fn(parsed ? JSON.parse(data) : data);
-      scheduleFlush();
+      writes.schedule();
     };
     const stream = new EventStream({
       final: "rendered",
@@ -1204,7 +977,7 @@ import { wirePanel, syncPanel, ModelPicker, promptTokens, costLine, tokenLine } 
         endStream();
         if (state.run && state.run.restored && !state.run.done) {
           resetOutput(); // the run is gone (purged, deleted): nothing to show again
-          saveNow();
+          saveState();
           return;
         }
         showRunError({ kind: "network", message: "The connection to Knobs was lost. The run was stored with whatever had arrived; run again when Knobs is back." });
@@ -1230,7 +1003,7 @@ import { wirePanel, syncPanel, ModelPicker, promptTokens, costLine, tokenLine } 
         // The provider's labels of its answer, shown under the metrics.
         response: on("response", (d) => {
           state.answer = d;
-          later(() => showAnswerLabels());
+          later(() => showAnswerLabels(ui.metrics, state.answer));
         }),
         // Raw token ids (return_raw_tokens): kept per choice, shown at the end.
         tokens: on("tokens", (d) => choice(d.choice).tokens.push(...(d.tokens || []))),
@@ -1259,7 +1032,7 @@ import { wirePanel, syncPanel, ModelPicker, promptTokens, costLine, tokenLine } 
   async function stop() {
     if (!state.run || state.run.done) return;
     ui.stopBtn.disabled = true;
-    await fetch(`/runs/${state.run.id}/cancel`, { method: "POST", headers: { "X-CSRF-Token": csrf(), Accept: "application/json" } }).catch(() => {});
+    await postJSON(`/runs/${state.run.id}/cancel`).catch(() => {});
   }
 
   function toolCard(c, call) {
@@ -1284,79 +1057,9 @@ import { wirePanel, syncPanel, ModelPicker, promptTokens, costLine, tokenLine } 
     }
   }
 
-  const fmt = formatNumber;
-
   function showMetrics(m, done) {
-    const dl = document.createElement("dl");
-    const add = (label, value) => {
-      const div = document.createElement("div");
-      const dt = document.createElement("dt");
-      const dd = document.createElement("dd");
-      dt.textContent = label;
-      if (value instanceof Node) dd.append(value);
-      else dd.textContent = value;
-      div.append(dt, dd);
-      dl.append(div);
-    };
-    if (m.ttft_ms) add("First token", fmt(m.ttft_ms, m.ttft_ms < 100 ? 1 : 0) + " ms");
-    add("Tokens/s", measuredRate(m));
-    add("Total", fmt(m.total_ms / 1000, 2) + " s");
-    add("Tokens", fmt(m.tokens));
-    if (done) {
-      const u = done.usage;
-      if (u) {
-        add("Prompt", fmt(u.prompt_tokens));
-        add("Completion", fmt(u.completion_tokens));
-        if (u.reasoning_tokens) add("Reasoning", fmt(u.reasoning_tokens));
-        if (u.cached_tokens) add("Cached", fmt(u.cached_tokens));
-      }
-      const t = done.time_info;
-      if (t) add("Server time", `queue ${fmt(t.queue_time * 1000, 1)} · prompt ${fmt(t.prompt_time * 1000, 1)} · completion ${fmt(t.completion_time * 1000, 1)} ms`);
-      if (m.cost_usd) add("Cost", "$" + m.cost_usd.toPrecision(3));
-      const fr = (done.finish_reasons || []).filter(Boolean);
-      if (fr.length) add("Finish", [...new Set(fr)].join(", "));
-      add("Status", done.status);
-      if (state.run && state.run.id) {
-        const a = document.createElement("a");
-        a.href = `/runs/${state.run.id}`;
-        a.textContent = `run ${state.run.id}`;
-        add("In history", a);
-      }
-    }
-    ui.metrics.replaceChildren(dl);
-    showAnswerLabels();
-  }
-
-  // showAnswerLabels puts what the provider said about its answer (which
-  // model answered, the response id, fingerprint, tier, when) under the
-  // metrics, as the run page does.
-  function showAnswerLabels() {
-    const r = state.answer;
-    let dl = $(".answer-labels", ui.metrics);
-    if (!r) return dl && dl.remove();
-    if (!dl) {
-      dl = document.createElement("dl");
-      dl.className = "answer-labels";
-      ui.metrics.append(dl);
-    }
-    dl.textContent = "";
-    const add = (label, value) => {
-      if (value === undefined || value === null || value === "") return;
-      const div = document.createElement("div");
-      const dt = document.createElement("dt");
-      const dd = document.createElement("dd");
-      dt.textContent = label;
-      dd.textContent = value;
-      div.append(dt, dd);
-      dl.append(div);
-    };
-    add("Model that answered", r.model);
-    add("Response id", r.id);
-    add("System fingerprint", r.system_fingerprint);
-    add("Service tier", r.service_tier);
-    if (r.created) add("Created", new Date(r.created * 1000).toISOString().replace("T", " ").replace(/\.\d+Z$/, " UTC"));
-    if (r.streamed === false) add("Delivery", "one JSON answer (not streamed)");
-    for (const n of r.notes || []) add("Not read", n);
+    ui.metrics.replaceChildren(metricsList(m, done, { details: true, runId: done && state.run ? state.run.id : 0 }));
+    showAnswerLabels(ui.metrics, state.answer);
   }
 
   // showRawRequest shows the request as sent, and names the fields Knobs
@@ -1419,7 +1122,7 @@ import { wirePanel, syncPanel, ModelPicker, promptTokens, costLine, tokenLine } 
     ui.reply.hidden = !(chat && answered);
     ui.regenBtn.disabled = !chat;
     changed();
-    saveNow(); // the run the output shows, for when the user comes back
+    saveState(); // the run the output shows, for when the user comes back
     restored();
   }
 
@@ -1510,19 +1213,6 @@ import { wirePanel, syncPanel, ModelPicker, promptTokens, costLine, tokenLine } 
       });
       card.appendChild(f);
     }
-  }
-
-  // rawTokens is the toggle that shows a choice's raw token ids.
-  function rawTokens(ids) {
-    const d = document.createElement("details");
-    d.className = "raw-tokens";
-    const s = document.createElement("summary");
-    s.textContent = `tokens (${ids.length})`;
-    const pre = document.createElement("pre");
-    pre.className = "raw";
-    pre.textContent = ids.join(" ");
-    d.append(s, pre);
-    return d;
   }
 
   function probText(t) {
@@ -1667,58 +1357,12 @@ import { wirePanel, syncPanel, ModelPicker, promptTokens, costLine, tokenLine } 
 
   // ---------- errors ----------
 
-  const ADVICE = {
-    bad_key: "Check the API key in Settings: yours, or ask an admin about the team key.",
-    permission: "The key works but may not use this model or endpoint.",
-    unknown_model: "Pick a model from the list, or check the id.",
-    validation: "The provider refused a parameter: fix it and run again.",
-    rate_limit: "The provider's rate limit was reached.",
-    out_of_credits: "The account behind the key is out of credits.",
-    server: "The provider failed; trying again often works.",
-    html_page: "Something between Knobs and the provider answered with a web page.",
-    network: "The provider could not be reached.",
-    timeout: "The provider sent nothing in time.",
-    stream_error: "The provider reported an error in the middle of the answer.",
-    truncated: "The stream ended before the answer was complete; what arrived is kept.",
-    bad_response: "The provider answered with something that is not a stream.",
-    limit: "Knobs stopped the run at one of its limits; what arrived is kept.",
-    storage: "The answer is shown here but is not in history yet; Knobs keeps trying to store it.",
-    no_endpoint: "The provider has no such endpoint: check its base URL, or try the other mode (chat or completion).",
-  };
-
-  let countdown = 0;
   function showRunError(d) {
-    clearInterval(countdown);
-    const box = ui.error;
-    box.hidden = false;
-    box.textContent = "";
-    const h = document.createElement("strong");
-    h.textContent = (d.status ? `${d.status} · ` : "") + (d.kind || "error").replace(/_/g, " ");
-    const msg = document.createElement("p");
-    msg.className = "provider-message";
-    msg.textContent = d.message || "";
-    const advice = document.createElement("p");
-    advice.className = "advice";
-    advice.textContent = ADVICE[d.kind] || "";
-    box.append(h, msg, advice);
+    showErrorIn(ui.error, d);
     if (d.kind === "validation" && d.field) setError(d.field, d.message);
-    if (d.retry_after_s > 0) {
-      let left = Math.ceil(d.retry_after_s);
-      const t = document.createElement("p");
-      t.className = "retry";
-      box.append(t);
-      const tick = () => {
-        t.textContent = left > 0 ? `You can retry in ${left} s.` : "You can retry now.";
-        if (left-- <= 0) clearInterval(countdown);
-      };
-      tick();
-      countdown = setInterval(tick, 1000);
-    }
   }
   function hideRunError() {
-    clearInterval(countdown);
-    ui.error.hidden = true;
-    ui.error.textContent = "";
+    hideErrorIn(ui.error);
   }
 
   // ---------- tabs and code ----------
@@ -1734,11 +1378,7 @@ import { wirePanel, syncPanel, ModelPicker, promptTokens, costLine, tokenLine } 
   async function loadCode() {
     const { spec, errors } = buildSpec();
     if (Object.keys(errors).length) return;
-    const res = await fetch("/playground/code", {
-      method: "POST",
-      headers: { "Content-Type": "application/json", Accept: "application/json", "X-CSRF-Token": csrf() },
-      body: JSON.stringify(spec),
-    });
+    const res = await postJSON("/playground/code", spec);
     const data = await res.json().catch(() => ({}));
     ui.code.textContent = "";
     if (!res.ok) {

@@ -311,6 +311,39 @@ export class TextBlocks {
   }
 }
 
+// FrameWrites batches a stream's DOM writes into one requestAnimationFrame
+// callback per frame, however many events arrive: the page's flush (its
+// reads first, then its writes), then every write queued with later.
+export class FrameWrites {
+  constructor(flush) {
+    this.flush = flush;
+    this.queued = [];
+    this.frame = 0;
+  }
+
+  // later runs fn in the next frame's flush.
+  later(fn) {
+    this.queued.push(fn);
+    this.schedule();
+  }
+
+  // schedule asks for a flush in the next frame, once.
+  schedule() {
+    if (!this.frame) this.frame = requestAnimationFrame(() => this.run());
+  }
+
+  run() {
+    this.frame = 0;
+    this.flush();
+    for (const fn of this.queued.splice(0)) fn();
+  }
+
+  // clear drops the writes queued for a stream no longer shown.
+  clear() {
+    this.queued = [];
+  }
+}
+
 // Follower keeps a scrolling box at its end while the reader follows the
 // end, and leaves it alone once they scroll up. It reads the position
 // before the frame writes anything (a read after a write forces a layout),
