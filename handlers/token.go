@@ -36,7 +36,7 @@ func (h *Handler) newTokenInput(user int64, name, scope string, days int) (db.Ne
 		known = known || d == days
 	}
 	if !known {
-		fe.Add("expires_in_days", "Choose 30, 90 or 365 days, or never (null).")
+		fe.Add("expires_in_days", "Choose 30, 90 or 365 days, or never.")
 	}
 	in := db.NewTokenInput{User: user, Name: name, Scope: scope}
 	if days > 0 {

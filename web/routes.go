@@ -114,12 +114,14 @@ func routes(app *fiber.App, h *handlers.Handler, sessions *session.Manager, log 
 	app.Get("/history/export", h.ExportRuns)
 	app.Get("/runs/:id/events.txt", h.DownloadRunEvents)
 
-	// Settings: personal keys.
+	// Settings: personal keys, the account, API tokens.
 	app.Get("/settings", h.ShowSettingsPage)
 	app.Post("/settings/keys", h.SavePersonalKey)
 	app.Post("/settings/keys/remove", h.RemovePersonalKey)
 	app.Post("/settings/password", h.ChangePassword)
 	app.Post("/settings/sessions/end", h.SignOutEverywhere)
+	app.Post("/settings/tokens", h.CreateToken)
+	app.Post("/settings/tokens/:id/revoke", h.RevokeToken)
 
 	// Settings: the team, for admins.
 	admin := h.RequireAdmin
