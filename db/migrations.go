@@ -262,6 +262,27 @@ INSERT INTO run_raw (run_id, request, response)
 UPDATE runs SET events = x'', event_times = x'', raw_response = x'', raw_request = ''
 	WHERE length(events) > 0 OR length(event_times) > 0 OR length(raw_response) > 0 OR raw_request != '';
 `,
+	// 10: personal API tokens. Only a SHA-256 hash of a token is stored
+	// (a token has 256 random bits, so a fast hash is enough), with its
+	// first characters to tell tokens apart in a list. ids are
+	// AUTOINCREMENT, never reused, so a revoked token's id never names
+	// another. A token goes with its user.
+	`
+CREATE TABLE api_tokens (
+	id           INTEGER PRIMARY KEY AUTOINCREMENT,
+	user_id      INTEGER NOT NULL REFERENCES users (id) ON DELETE CASCADE,
+	name         TEXT NOT NULL,
+	scope        TEXT NOT NULL CHECK (scope IN ('read', 'write')),
+	prefix       TEXT NOT NULL,
+	hash         BLOB NOT NULL,
+	created_at   INTEGER NOT NULL,
+	expires_at   INTEGER,
+	last_used_at INTEGER,
+	revoked_at   INTEGER
+);
+CREATE UNIQUE INDEX api_tokens_hash ON api_tokens (hash);
+CREATE INDEX api_tokens_user ON api_tokens (user_id, id);
+`,
 }
 
 // afterMigration holds the steps, in Go, that complete a migration in

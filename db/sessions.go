@@ -122,9 +122,10 @@ func (s *Store) PurgeSessions(ctx context.Context) error {
 	return nil
 }
 
-// SetPassword changes user's password hash and ends every other session
-// of theirs (keep is the session that made the change), in one
-// transaction, so that whoever knew the old password is signed out.
+// SetPassword changes user's password hash, ends every other session
+// of theirs (keep is the session that made the change) and revokes their
+// API tokens, in one transaction, so that whoever knew the old password
+// is signed out and a token made with it stops working.
 func (s *Store) SetPassword(ctx context.Context, user int64, hash, keep string) error {
 	defer s.sessions.clear()
 	err := s.tx(ctx, func(tx *sql.Tx) error {
@@ -135,8 +136,10 @@ func (s *Store) SetPassword(ctx context.Context, user int64, hash, keep string) 
 		if err := affectedOne(res); err != nil {
 			return err
 		}
-		_, err = tx.ExecContext(ctx, `DELETE FROM sessions WHERE user_id = ? AND id_hash != ?`, user, hashToken(keep))
-		return err
+		if _, err = tx.ExecContext(ctx, `DELETE FROM sessions WHERE user_id = ? AND id_hash != ?`, user, hashToken(keep)); err != nil {
+			return err
+		}
+		return revokeUserTokens(ctx, tx, user)
 	})
 	if errors.Is(err, ErrNotFound) {
 		return err
@@ -197,7 +200,7 @@ WHERE p.token_hash = ? AND p.used_at IS NULL AND p.expires_at > ?`, hashToken(to
 }
 
 // ResetPassword spends a reset link: it sets the user's password hash,
-// ends every session of theirs and returns the user, in one transaction,
+// ends every session of theirs, revokes their API tokens and returns the user, in one transaction,
 // so that two uses of one link cannot both succeed.
 func (s *Store) ResetPassword(ctx context.Context, token, hash string) (User, error) {
 	defer s.sessions.clear()
@@ -219,6 +222,7 @@ func (s *Store) ResetPassword(ctx context.Context, token, hash string) (User, er
 			{`UPDATE password_resets SET used_at = ? WHERE id = ?`, []any{time.Now().Unix(), id}},
 			{`UPDATE users SET password_hash = ? WHERE id = ?`, []any{hash, u.ID}},
 			{`DELETE FROM sessions WHERE user_id = ?`, []any{u.ID}},
+			{`UPDATE api_tokens SET revoked_at = ? WHERE user_id = ? AND revoked_at IS NULL`, []any{time.Now().Unix(), u.ID}},
 		}
 		for _, st := range steps {
 			if _, err := tx.ExecContext(ctx, st.q, st.args...); err != nil {

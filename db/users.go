@@ -165,7 +165,8 @@ func (s *Store) CountUsers(ctx context.Context) (int, error) {
 }
 
 // SetUserRole changes a user's role; a demotion ends their sessions but
-// keep (the session of an admin who steps down). The last admin cannot
+// keep (the session of an admin who steps down) and revokes their API
+// tokens. The last admin cannot
 // be demoted.
 func (s *Store) SetUserRole(ctx context.Context, id int64, role, keep string) error {
 	defer s.sessions.clear()
@@ -188,10 +189,12 @@ func (s *Store) SetUserRole(ctx context.Context, id int64, role, keep string) er
 		if role == RoleAdmin {
 			return nil
 		}
-		// Every session of theirs ends: a demoted admin's open pages
-		// must not keep admin rights.
-		_, err = tx.ExecContext(ctx, `DELETE FROM sessions WHERE user_id = ? AND id_hash != ?`, id, hashToken(keep))
-		return err
+		// Every session and API token of theirs ends: a demoted admin's
+		// open pages and scripts must not keep admin rights.
+		if _, err = tx.ExecContext(ctx, `DELETE FROM sessions WHERE user_id = ? AND id_hash != ?`, id, hashToken(keep)); err != nil {
+			return err
+		}
+		return revokeUserTokens(ctx, tx, id)
 	})
 	if errors.Is(err, ErrNotFound) || errors.Is(err, ErrLastAdmin) {
 		return err

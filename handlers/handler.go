@@ -9,6 +9,7 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/a-h/templ"
 	"github.com/gofiber/fiber/v2"
@@ -42,6 +43,7 @@ type Handler struct {
 	replays    *slots // replay streams, per comparison and per address
 	replayData *replayCache
 	shared     *shareStreams // replays streaming through each share link
+	now        func() time.Time
 }
 
 // MaxBody bounds a request body, and a run's body once its variables are
@@ -67,6 +69,9 @@ type Options struct {
 	Sim llm.ProviderConfig
 	// Markdown renders stored answers; nil means a new renderer.
 	Markdown *markdown.Renderer
+	// Now is the clock API tokens are made, used and expire by; nil means
+	// time.Now. Tests move it to expire a token without waiting.
+	Now func() time.Time
 }
 
 // New builds the Handler.
@@ -89,7 +94,12 @@ func New(o Options) *Handler {
 	if md == nil {
 		md = markdown.New()
 	}
+	now := o.Now
+	if now == nil {
+		now = time.Now
+	}
 	return &Handler{
+		now:        now,
 		md:         md,
 		runner:     o.Runner,
 		simConfig:  simCfg,

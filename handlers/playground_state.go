@@ -2,11 +2,9 @@ package handlers
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"errors"
 	"strconv"
-	"time"
 
 	"github.com/gofiber/fiber/v2"
 
@@ -74,27 +72,7 @@ func (h *Handler) ListModels(c *fiber.Ctx) error {
 	} else if err != nil {
 		return err
 	}
-	var models []llm.Model
-	note := ""
-	client, err := h.client(ctx(c), u.ID, p)
-	switch {
-	case errors.Is(err, errNoKey):
-		models, note = llm.KnownModels(p.Dialect), "No API key: showing Knobs' built-in list."
-	case err != nil:
-		models, note = llm.KnownModels(p.Dialect), "The stored key cannot be read: showing Knobs' built-in list."
-	default:
-		mctx, cancel := context.WithTimeout(ctx(c), 8*time.Second)
-		defer cancel()
-		models, err = client.Models(mctx)
-		if err != nil {
-			reason := "it did not answer"
-			var le *llm.Error
-			if errors.As(err, &le) && le.Message != "" {
-				reason = le.Message
-			}
-			note = "The provider's model list is unavailable (" + reason + "): showing Knobs' built-in list."
-		}
-	}
+	models, note := h.providerModels(ctx(c), u.ID, p)
 	out := make([]modelEntry, 0, len(models))
 	for _, m := range models {
 		out = append(out, modelEntry{ID: m.ID, Hint: modelHint(m), Info: m})

@@ -7,11 +7,14 @@ import "knobs/field"
 // return it (or a fiber.Error when there are no fields) and the app's one
 // error handler (web/app.go) answers it: as JSON, {"error", "fields",
 // "panes"}, to a script, and as a page to a browser.
+//
+// It is also the API's error (huma's NewError makes one, see web/api.go),
+// so the OpenAPI document describes this shape.
 type Problem struct {
-	Status  int
-	Message string
-	Fields  field.Errors // by field; JSON "fields"
-	Panes   []PaneFields // a comparison's panes that are wrong; JSON "panes"
+	Status  int          `json:"-"`
+	Message string       `json:"error" doc:"What went wrong, for the user."`
+	Fields  field.Errors `json:"fields,omitempty" doc:"What is wrong with each field of the input, by the field's name."`
+	Panes   []PaneFields `json:"panes,omitempty" doc:"A comparison's panes that are wrong."`
 }
 
 // PaneFields is what is wrong with one pane of a comparison.
@@ -19,6 +22,9 @@ type PaneFields struct {
 	Index  int          `json:"index"`
 	Fields field.Errors `json:"fields"`
 }
+
+// GetStatus is the answer's HTTP status (huma.StatusError).
+func (p *Problem) GetStatus() int { return p.Status }
 
 func (p *Problem) Error() string {
 	if !p.Fields.Empty() {

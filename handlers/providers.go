@@ -6,6 +6,7 @@ import (
 	"errors"
 	"strconv"
 	"sync"
+	"time"
 
 	"knobs/db"
 	"knobs/llm"
@@ -142,4 +143,28 @@ func modelInfo(p Provider, id string) llm.Model {
 		return m
 	}
 	return llm.Model{ID: id}
+}
+
+// providerModels lists p's models for user: the provider's own list when
+// it answers, else Knobs' built-in one with a note that says why.
+func (h *Handler) providerModels(ctx context.Context, user int64, p Provider) ([]llm.Model, string) {
+	client, err := h.client(ctx, user, p)
+	switch {
+	case errors.Is(err, errNoKey):
+		return llm.KnownModels(p.Dialect), "No API key: showing Knobs' built-in list."
+	case err != nil:
+		return llm.KnownModels(p.Dialect), "The stored key cannot be read: showing Knobs' built-in list."
+	}
+	mctx, cancel := context.WithTimeout(ctx, 8*time.Second)
+	defer cancel()
+	models, err := client.Models(mctx)
+	if err != nil {
+		reason := "it did not answer"
+		var le *llm.Error
+		if errors.As(err, &le) && le.Message != "" {
+			reason = le.Message
+		}
+		return llm.KnownModels(p.Dialect), "The provider's model list is unavailable (" + reason + "): showing Knobs' built-in list."
+	}
+	return models, ""
 }

@@ -27,6 +27,10 @@ func (h *Handler) keyedProviders(c *fiber.Ctx) ([]Provider, error) {
 	return keyed, nil
 }
 
+// settingsTokensMax bounds the API tokens Settings lists (the API pages
+// through all of them).
+const settingsTokensMax = 200
+
 // ShowSettingsPage renders the settings page.
 func (h *Handler) ShowSettingsPage(c *fiber.Ctx) error {
 	return h.renderSettings(c, fiber.StatusOK, nil, "")
@@ -74,6 +78,25 @@ func (h *Handler) renderSettingsView(c *fiber.Ctx, status int, v views.SettingsV
 	v.Page = h.page(c, "Settings", "settings")
 	if v.Sessions, err = h.store.CountUserSessions(ctx(c), u.ID); err != nil {
 		return err
+	}
+	tokens, err := h.store.Tokens(ctx(c), u.ID, 0, settingsTokensMax)
+	if err != nil {
+		return err
+	}
+	now := h.now()
+	for _, t := range tokens {
+		row := views.TokenRow{ID: t.ID, Name: t.Name, Scope: t.Scope, Prefix: t.Prefix, Created: day(t.CreatedAt), LastUsed: "never", Expires: "never"}
+		if !t.LastUsed.IsZero() {
+			row.LastUsed = day(t.LastUsed)
+		}
+		switch {
+		case t.ExpiresAt.IsZero():
+		case !t.Live(now):
+			row.Expires, row.Expired = "expired on "+day(t.ExpiresAt), true
+		default:
+			row.Expires = day(t.ExpiresAt)
+		}
+		v.Tokens = append(v.Tokens, row)
 	}
 	for _, p := range refs {
 		k := mineBy[p.ID]

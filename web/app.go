@@ -39,7 +39,7 @@ func New(h *handlers.Handler, sessions *session.Manager, log *slog.Logger) *fibe
 		ErrorHandler:          errorHandler(h, log),
 	})
 	app.Use(recoverer(log), requestLog(log), securityHeaders)
-	routes(app, h, sessions)
+	routes(app, h, sessions, log)
 	return app
 }
 
@@ -130,33 +130,9 @@ func csrf(c *fiber.Ctx) error {
 // the user, the cause in the log.
 func errorHandler(h *handlers.Handler, log *slog.Logger) fiber.ErrorHandler {
 	return func(c *fiber.Ctx, err error) error {
-		status, msg := fiber.StatusInternalServerError, "Something went wrong on the server. It has been logged; try again."
-		var fe *fiber.Error
-		var problem *handlers.Problem
-		switch {
-		case errors.As(err, &problem):
-			status, msg = problem.Status, problem.Message
-		case errors.As(err, &fe):
-			status, msg = fe.Code, fe.Message
-			switch status {
-			case fiber.StatusNotFound:
-				if msg == "" || strings.HasPrefix(msg, "Cannot ") || msg == "Not Found" {
-					msg = "There is nothing at this address."
-				}
-			case fiber.StatusRequestEntityTooLarge:
-				msg = fmt.Sprintf("The request is too large: Knobs accepts at most %d MB.", BodyLimit>>20)
-			case fiber.StatusInternalServerError:
-				msg = "Something went wrong on the server. It has been logged; try again."
-			}
-		case errors.Is(err, db.ErrNotFound):
-			status, msg = fiber.StatusNotFound, "There is nothing at this address."
-		case db.IsFull(err):
-			// Nothing the user can fix by trying again: say what is wrong,
-			// and that what is stored is safe to read.
-			status, msg = fiber.StatusInsufficientStorage, StorageFullMessage
-			log.Error("storage is full", "method", c.Method(), "path", logPath(c), "err", err)
-		default:
-			log.Error("request failed", "method", c.Method(), "path", logPath(c), "err", err)
+		status, msg, problem, logAs := describe(err)
+		if logAs != "" {
+			log.Error(logAs, "method", c.Method(), "path", logPath(c), "err", err)
 		}
 		if wantsJSON(c) {
 			out := errorAnswer{Error: msg}
@@ -180,6 +156,40 @@ func errorHandler(h *handlers.Handler, log *slog.Logger) fiber.ErrorHandler {
 	}
 }
 
+// describe is what a user is told of err: the status, a safe message,
+// the Problem when err is one, and the line to log the cause under when
+// it is not the user's to know ("" when there is nothing to log). Pages
+// and the API (apiErrorWithContext) both answer by it.
+func describe(err error) (status int, msg string, problem *handlers.Problem, logAs string) {
+	status, msg = fiber.StatusInternalServerError, "Something went wrong on the server. It has been logged; try again."
+	var fe *fiber.Error
+	switch {
+	case errors.As(err, &problem):
+		status, msg = problem.Status, problem.Message
+	case errors.As(err, &fe):
+		status, msg = fe.Code, fe.Message
+		switch status {
+		case fiber.StatusNotFound:
+			if msg == "" || strings.HasPrefix(msg, "Cannot ") || msg == "Not Found" {
+				msg = "There is nothing at this address."
+			}
+		case fiber.StatusRequestEntityTooLarge:
+			msg = fmt.Sprintf("The request is too large: Knobs accepts at most %d MB.", BodyLimit>>20)
+		case fiber.StatusInternalServerError:
+			msg = "Something went wrong on the server. It has been logged; try again."
+		}
+	case errors.Is(err, db.ErrNotFound):
+		status, msg = fiber.StatusNotFound, "There is nothing at this address."
+	case db.IsFull(err):
+		// Nothing the user can fix by trying again: say what is wrong,
+		// and that what is stored is safe to read.
+		status, msg, logAs = fiber.StatusInsufficientStorage, StorageFullMessage, "storage is full"
+	default:
+		logAs = "request failed"
+	}
+	return status, msg, problem, logAs
+}
+
 // errorAnswer is every error as JSON: a message for the user and, for
 // input that was wrong, what is wrong with each field (or pane).
 type errorAnswer struct {
@@ -200,7 +210,10 @@ var headings = map[int]string{
 	fiber.StatusInsufficientStorage:   "Storage is full",
 }
 
+// wantsJSON reports whether c is answered in JSON: every API request, and
+// a page's script that sends or asks for JSON.
 func wantsJSON(c *fiber.Ctx) bool {
-	return strings.HasPrefix(c.Get(fiber.HeaderContentType), fiber.MIMEApplicationJSON) ||
+	return strings.HasPrefix(c.Path(), APIPrefix+"/") ||
+		strings.HasPrefix(c.Get(fiber.HeaderContentType), fiber.MIMEApplicationJSON) ||
 		strings.HasPrefix(c.Get(fiber.HeaderAccept), fiber.MIMEApplicationJSON)
 }

@@ -287,7 +287,7 @@ func TestLogOut(t *testing.T) {
 }
 
 // publicRoutes need no sign-in; every other route of the app does.
-var publicRoutes = []string{"/healthz", "/static", "/assets", "/login", "/signup", "/logout", "/reset", "/s", "/p", "/g"}
+var publicRoutes = []string{"/healthz", "/static", "/assets", "/login", "/signup", "/logout", "/reset", "/s", "/p", "/g", "/api/v1/openapi.json"}
 
 func isPublic(path string) bool {
 	for _, p := range publicRoutes {
@@ -326,8 +326,20 @@ func TestPagesNeedSignIn(t *testing.T) {
 		}
 		seen++
 		path := concretePath(rt.Path)
-		switch rt.Method {
-		case http.MethodGet:
+		switch {
+		case strings.HasPrefix(path, "/api/"):
+			// The API answers in JSON, whatever the method: 401, no redirect.
+			req, err := http.NewRequest(rt.Method, srv.url+path, strings.NewReader(`{"name":"x","scope":"write"}`))
+			if err != nil {
+				t.Fatal(err)
+			}
+			req.Header.Set("Content-Type", "application/json")
+			req.Header.Set("X-CSRF-Token", c.token())
+			r := c.do(req)
+			if r.status != http.StatusUnauthorized || !r.has(`{"error":"Sign in first`) {
+				t.Errorf("%s %s signed out: %d, want 401 Sign in first; answer: %s", rt.Method, path, r.status, r.body)
+			}
+		case rt.Method == http.MethodGet:
 			wantRedirect(t, c.get(path), "/login?next="+url.QueryEscape(path))
 		default:
 			req, err := http.NewRequest(rt.Method, srv.url+path, strings.NewReader(form(

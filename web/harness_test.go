@@ -61,7 +61,8 @@ type serverSetup struct {
 	// runStore, when set, wraps what the runner writes runs to, so that a
 	// test can make those writes fail.
 	runStore func(*db.Store) runner.Store
-	accept   func(net.Conn) // called on each accepted connection, if set
+	accept   func(net.Conn)   // called on each accepted connection, if set
+	now      func() time.Time // the handlers' clock; nil: time.Now
 }
 
 // serverOption changes how newServer builds the app.
@@ -158,7 +159,7 @@ func newServer(t testing.TB, opts ...serverOption) *server {
 		runStore = setup.runStore(store)
 	}
 	runs := runner.New(runStore, log, setup.runner)
-	h := handlers.New(handlers.Options{Store: store, Box: box, Config: cfg, Log: log, Runner: runs, BcryptCost: bcrypt.MinCost, Sim: setup.sim})
+	h := handlers.New(handlers.Options{Store: store, Box: box, Config: cfg, Log: log, Runner: runs, BcryptCost: bcrypt.MinCost, Sim: setup.sim, Now: setup.now})
 	app := web.New(h, session.NewManager(cfg.Secret, cfg.SecureCookies), log)
 
 	ln, err := net.Listen("tcp", cfg.Addr)

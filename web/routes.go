@@ -1,7 +1,10 @@
 package web
 
 import (
+	"log/slog"
 	"net/http"
+
+	"github.com/danielgtaylor/huma/v2"
 
 	"github.com/gofiber/fiber/v2"
 	"github.com/gofiber/fiber/v2/middleware/filesystem"
@@ -12,11 +15,23 @@ import (
 )
 
 // routes lists every route of Knobs, grouped by area.
-func routes(app *fiber.App, h *handlers.Handler, sessions *session.Manager) {
+func routes(app *fiber.App, h *handlers.Handler, sessions *session.Manager, log *slog.Logger) {
 	// Open to anyone, no session.
 	app.Get("/healthz", h.Healthz)
 	app.Use("/static", filesystem.New(filesystem.Config{Root: http.FS(static.FS), MaxAge: 300}))
 	app.Get("/assets/code.css", h.CodeCSS)
+
+	// The REST API, /api/v1: its document is open to anyone; every
+	// operation needs a bearer token or a session (and its CSRF token).
+	group := app.Group(APIPrefix)
+	api := newAPI(app, group)
+	group.Get("/openapi.json", serveOpenAPI(api))
+	apiAuth(group, h, sessions, log)
+	huma.Register(api, huma.Operation{OperationID: "list-providers", Method: http.MethodGet, Path: "/providers", Summary: "List the providers you can use and their models", Tags: []string{"Providers"}}, h.ListAPIProviders)
+	huma.Register(api, huma.Operation{OperationID: "create-token", Method: http.MethodPost, Path: "/tokens", DefaultStatus: http.StatusCreated, Summary: "Create a personal API token (its secret is shown only in this answer)", Tags: []string{"Tokens"}}, h.CreateAPIToken)
+	huma.Register(api, huma.Operation{OperationID: "list-tokens", Method: http.MethodGet, Path: "/tokens", Summary: "List your API tokens that are not revoked (never their secrets)", Tags: []string{"Tokens"}}, h.ListAPITokens)
+	huma.Register(api, huma.Operation{OperationID: "revoke-token", Method: http.MethodDelete, Path: "/tokens/{id}", DefaultStatus: http.StatusNoContent, Summary: "Revoke one of your API tokens", Tags: []string{"Tokens"}}, h.RevokeAPIToken)
+	group.Use(func(c *fiber.Ctx) error { return fiber.ErrNotFound })
 
 	app.Use(sessions.Middleware, h.LoadUser, csrf)
 
@@ -99,12 +114,14 @@ func routes(app *fiber.App, h *handlers.Handler, sessions *session.Manager) {
 	app.Get("/history/export", h.ExportRuns)
 	app.Get("/runs/:id/events.txt", h.DownloadRunEvents)
 
-	// Settings: personal keys.
+	// Settings: personal keys, the account, API tokens.
 	app.Get("/settings", h.ShowSettingsPage)
 	app.Post("/settings/keys", h.SavePersonalKey)
 	app.Post("/settings/keys/remove", h.RemovePersonalKey)
 	app.Post("/settings/password", h.ChangePassword)
 	app.Post("/settings/sessions/end", h.SignOutEverywhere)
+	app.Post("/settings/tokens", h.CreateToken)
+	app.Post("/settings/tokens/:id/revoke", h.RevokeToken)
 
 	// Settings: the team, for admins.
 	admin := h.RequireAdmin

@@ -1,0 +1,171 @@
+package web
+
+import (
+	"encoding/json"
+	"log/slog"
+	"net/http"
+	"strings"
+	"sync"
+
+	"github.com/danielgtaylor/huma/v2"
+	"github.com/danielgtaylor/huma/v2/adapters/humafiber"
+	"github.com/gofiber/fiber/v2"
+
+	"knobs/field"
+	"knobs/handlers"
+	"knobs/web/session"
+)
+
+// APIPrefix is where the versioned REST API lives.
+const APIPrefix = "/api/v1"
+
+// apiAuth puts the API's authentication on group, for the routes
+// registered after it: a bearer token, or else the session cookie with
+// its CSRF token, as the pages have. A bearer request is its token's user
+// alone: its cookie is not read.
+func apiAuth(group fiber.Router, h *handlers.Handler, sessions *session.Manager, log *slog.Logger) {
+	unlessToken := func(next fiber.Handler) fiber.Handler {
+		return func(c *fiber.Ctx) error {
+			if handlers.ByToken(c) {
+				return c.Next()
+			}
+			return next(c)
+		}
+	}
+	group.Use(apiLog(log), h.TokenAuth,
+		unlessToken(sessions.Middleware), unlessToken(h.LoadUser), unlessToken(csrf), h.RequireAPIUser)
+}
+
+// newAPI is the huma API over group: operations registered on it are
+// routes of the group and entries of its OpenAPI document. Its docs page
+// (which loads scripts from a CDN), schema routes and the links it adds to
+// answers are off: the document is served by serveOpenAPI.
+func newAPI(app *fiber.App, group fiber.Router) huma.API {
+	apiErrorsOnce.Do(func() {
+		huma.NewError = apiError
+		huma.NewErrorWithContext = apiErrorWithContext
+	})
+	cfg := huma.DefaultConfig("Knobs API", "1")
+	cfg.Info.Description = "Knobs from code: authenticate with a personal API token (Settings → API tokens) as `Authorization: Bearer knobs_…`. Errors are `{\"error\": message, \"fields\": {name: message}}`."
+	cfg.Servers = []*huma.Server{{URL: APIPrefix}}
+	cfg.OpenAPIPath, cfg.DocsPath, cfg.SchemasPath = "", "", ""
+	cfg.CreateHooks = nil
+	cfg.Components.SecuritySchemes = map[string]*huma.SecurityScheme{
+		"token":   {Type: "http", Scheme: "bearer", Description: "A personal API token, knobs_…"},
+		"session": {Type: "apiKey", In: "cookie", Name: session.CookieName, Description: "A signed-in browser session; unsafe methods also need its X-CSRF-Token header."},
+	}
+	cfg.Security = []map[string][]string{{"token": {}}, {"session": {}}}
+	api := humafiber.NewWithGroup(app, group, cfg)
+	return api
+}
+
+// serveOpenAPI answers the API's OpenAPI 3.1 document, built from the
+// operations as registered, so that the two cannot drift apart.
+func serveOpenAPI(api huma.API) fiber.Handler {
+	var once sync.Once
+	var doc []byte
+	var err error
+	return func(c *fiber.Ctx) error {
+		once.Do(func() { doc, err = json.Marshal(api.OpenAPI()) })
+		if err != nil {
+			return err
+		}
+		c.Set(fiber.HeaderContentType, fiber.MIMEApplicationJSONCharsetUTF8)
+		return c.Send(doc)
+	}
+}
+
+// apiErrorsOnce installs the API's error shape in huma, whose error
+// constructors are package variables.
+var apiErrorsOnce sync.Once
+
+// apiError makes huma's errors (bad input, a body too large) the
+// project's one error shape, handlers.Problem: {"error", "fields"}, with
+// fields named as in the body ("name") or by the parameter ("limit").
+func apiError(status int, msg string, errs ...error) huma.StatusError {
+	p := &handlers.Problem{Status: status, Message: msg}
+	for _, err := range errs {
+		if err == nil {
+			continue
+		}
+		d, ok := err.(huma.ErrorDetailer)
+		if !ok {
+			continue
+		}
+		detail := d.ErrorDetail()
+		if p.Fields == nil {
+			p.Fields = field.Errors{}
+		}
+		name, msg := fieldName(detail.Location), detail.Message
+		// huma reports a missing property at its parent: name the property.
+		if prop, ok := strings.CutPrefix(msg, "expected required property "); ok {
+			if prop, ok = strings.CutSuffix(prop, " to be present"); ok {
+				name, msg = strings.TrimPrefix(name+"."+prop, "body."), "This field is required."
+			}
+		}
+		p.Fields.Add(name, msg)
+	}
+	switch {
+	case status == http.StatusUnprocessableEntity || status == http.StatusBadRequest && !p.Fields.Empty():
+		p.Message = "Nothing was changed: fix the fields named in \"fields\"."
+	case status == http.StatusBadRequest:
+		p.Message = "The request body is not valid JSON."
+	case status == http.StatusRequestEntityTooLarge:
+		p.Message = "The request is too large for this endpoint."
+	case status == http.StatusUnsupportedMediaType:
+		p.Message = "Send the body as application/json."
+	case status >= 500:
+		p.Message = "Something went wrong on the server. It has been logged; try again."
+	}
+	return p
+}
+
+// fieldName is the field an error's location names: "body.name" ->
+// "name", "query.limit" -> "limit", "body" -> "body".
+func fieldName(loc string) string {
+	for _, in := range []string{"body.", "query.", "path.", "header."} {
+		if rest, ok := strings.CutPrefix(loc, in); ok {
+			return rest
+		}
+	}
+	return loc
+}
+
+// apiCauseKey holds, in Fiber's locals, an error an API operation
+// returned that its answer does not tell (apiLog logs it).
+const apiCauseKey = "knobs.api.cause"
+
+// apiErrorWithContext answers an operation's own error as the app's error
+// handler answers a page's: a Problem as it is, not found as 404, a full
+// disk as 507, anything else as a logged 500.
+func apiErrorWithContext(hc huma.Context, status int, msg string, errs ...error) huma.StatusError {
+	if status != http.StatusInternalServerError || len(errs) != 1 || errs[0] == nil {
+		return apiError(status, msg, errs...)
+	}
+	st, message, problem, logAs := describe(errs[0])
+	if logAs != "" && hc != nil {
+		humafiber.Unwrap(hc).Locals(apiCauseKey, apiCause{logAs, errs[0]})
+	}
+	if problem != nil {
+		return problem
+	}
+	return &handlers.Problem{Status: st, Message: message}
+}
+
+// apiCause is an error an API operation hid from its caller.
+type apiCause struct {
+	msg string
+	err error
+}
+
+// apiLog logs what an API operation hid from its caller (huma answers
+// errors itself, so they do not reach the app's error handler).
+func apiLog(log *slog.Logger) fiber.Handler {
+	return func(c *fiber.Ctx) error {
+		err := c.Next()
+		if cause, ok := c.Locals(apiCauseKey).(apiCause); ok {
+			log.Error(cause.msg, "method", c.Method(), "path", logPath(c), "err", cause.err)
+		}
+		return err
+	}
+}
