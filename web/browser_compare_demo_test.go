@@ -196,8 +196,11 @@ func TestBrowserPresenterModeShowsTitlePromptModelsAndCutOff(t *testing.T) {
 		comparePanesReady(2),
 		// Pane 1 answers whole; pane 2 is cut at 30 tokens, and streams
 		// long enough (about 20 tokens/s) for a race.
+		// Both seeded alike (so the seed is not in the titles): pane 1's
+		// answer is the same long one on every run, longer than its pane.
 		chromedp.Evaluate[chromedp.Void](`document.querySelectorAll(".cmp-pane").forEach((p, i) => {
 			p.querySelector('[name="max_completion_tokens"]').value = ["", "30"][i];
+			p.querySelector('[name="seed"]').value = "3";
 		}); document.activeElement.blur()`),
 		screen(1400, 900),
 		chromedp.KeyEvent("p"),
