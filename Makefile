@@ -42,9 +42,15 @@ templ-check:
 # reviewer to look at what a test cannot judge (layout, look and feel).
 SCREENSHOTS ?= $(CURDIR)/artifacts/screenshots
 
+# Every test runs with the race detector except the browser tests: they
+# drive the pages (the server's concurrency is the HTTP tests' to check,
+# under -race), and Chromium and the detector together would double the
+# suite's time on a 2-core machine. The browser tests run after, two at a
+# time.
 test: vet fmt-check templ-check
 	@mkdir -p $(SCREENSHOTS)
-	KNOBS_SCREENSHOTS=$(SCREENSHOTS) $(GO) test -race -count=1 $(PKGS)
+	KNOBS_SCREENSHOTS=$(SCREENSHOTS) $(GO) test -race -count=1 -skip '^TestBrowser' $(PKGS)
+	KNOBS_SCREENSHOTS=$(SCREENSHOTS) $(GO) test -count=1 -run '^TestBrowser' ./web
 
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem -count=1 $(PKGS)

@@ -22,9 +22,14 @@ import (
 	"knobs/db"
 )
 
-// newBrowser starts a headless Chromium for one test.
+// newBrowser starts a headless Chromium for one test. Browser tests run
+// in parallel with each other (they mostly wait on pages and paced
+// streams), each with its own server, database and browser profile.
 func newBrowser(t testing.TB) context.Context {
 	t.Helper()
+	if tt, ok := t.(*testing.T); ok {
+		tt.Parallel()
+	}
 	var path string
 	for _, name := range []string{"chromium", "chromium-browser", "google-chrome"} {
 		if p, err := exec.LookPath(name); err == nil {
