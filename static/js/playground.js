@@ -358,8 +358,14 @@ import { ROLES, contentText, jsonHeaders, postJSON, metricsList, showAnswerLabel
     const topbar = document.querySelector(".topbar");
     const bar = $(".pg-toolbar", root);
     const measure = () => {
-      root.style.setProperty("--topbar-h", (topbar ? topbar.offsetHeight : 0) + "px");
+      const top = topbar ? topbar.offsetHeight : 0;
+      root.style.setProperty("--topbar-h", top + "px");
       root.style.setProperty("--pg-bar-h", bar.offsetHeight + "px");
+      // What the page scrolls into view (a focused field, a message to
+      // edit) lands below the bars, not under them. On a phone the bar is
+      // at the bottom and not sticky at the top.
+      const sticky = getComputedStyle(bar).position === "sticky";
+      document.documentElement.style.scrollPaddingTop = top + (sticky ? bar.offsetHeight : 0) + 8 + "px";
     };
     new ResizeObserver(measure).observe(bar);
     if (topbar) new ResizeObserver(measure).observe(topbar);
