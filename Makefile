@@ -45,12 +45,18 @@ SCREENSHOTS ?= $(CURDIR)/artifacts/screenshots
 # Every test runs with the race detector except the browser tests: they
 # drive the pages (the server's concurrency is the HTTP tests' to check,
 # under -race), and Chromium and the detector together would double the
-# suite's time on a 2-core machine. The browser tests run after, two at a
-# time.
+# suite's time on a 2-core machine. The browser tests (two at a time) run
+# alongside the rest, which mostly wait on the disk and on paced streams;
+# their output follows the rest's.
+BROWSER_LOG ?= $(CURDIR)/artifacts/browser-tests.log
+
 test: vet fmt-check templ-check
 	@mkdir -p $(SCREENSHOTS)
-	KNOBS_SCREENSHOTS=$(SCREENSHOTS) $(GO) test -race -count=1 -skip '^TestBrowser' $(PKGS)
-	KNOBS_SCREENSHOTS=$(SCREENSHOTS) $(GO) test -count=1 -run '^TestBrowser' ./web
+	@KNOBS_SCREENSHOTS=$(SCREENSHOTS) $(GO) test -count=1 -run '^TestBrowser' ./web > $(BROWSER_LOG) 2>&1 & browser=$$!; \
+	KNOBS_SCREENSHOTS=$(SCREENSHOTS) $(GO) test -race -count=1 -skip '^TestBrowser' $(PKGS); rest=$$?; \
+	wait $$browser; pages=$$?; \
+	echo "browser tests (go test -count=1 -run '^TestBrowser' ./web):"; cat $(BROWSER_LOG); \
+	test $$rest -eq 0 && test $$pages -eq 0
 
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem -count=1 $(PKGS)
