@@ -482,7 +482,9 @@ func TestBrowserEditorBranchFromHereKeepsTheMessagesUpToIt(t *testing.T) {
 			t.Errorf("Branch from here asks %q, want %q in it", text, want)
 		}
 	}
-	if err := chromedp.Do(ctx, clickChoice("Branch"), settled(`!document.getElementById("pg-confirm").open`)); err != nil {
+	// The dialog's close event, which carries the answer, comes a task
+	// after it closes: wait for the branch itself.
+	if err := chromedp.Do(ctx, clickChoice("Branch"), settled(`!document.getElementById("pg-confirm").open && document.querySelectorAll("#pg-messages .message").length === 2`)); err != nil {
 		t.Fatal(err)
 	}
 	want := []string{"user: First question", "assistant: First answer"}
