@@ -2,6 +2,7 @@ package runner
 
 import (
 	"encoding/json"
+	"slices"
 
 	"knobs/db"
 	"knobs/web/sse"
@@ -19,14 +20,16 @@ type PaneScore struct {
 	TokensPerSec float64 `json:"tokens_per_sec"`
 	Tokens       int     `json:"tokens"`
 	CostUSD      float64 `json:"cost_usd"`
+	Cut          bool    `json:"cut,omitempty"` // an answer stopped at max tokens
 }
 
-// Scores is the data of a comparison's group_done event: each pane's final figures and
-// which pane did best on each, -1 when none qualifies; ties go to the
-// lowest pane, and Winners lists every pane that tied for each award. A
-// pane that failed is not the fastest at anything, and only a pane that
-// finished counts for fewest tokens and lowest cost (a cut answer is
-// short and cheap for the wrong reason). Lowest cost is awarded only when
+// Scores is the data of a comparison's group_done event: each pane's
+// final figures and which pane did best on each, -1 when none qualifies;
+// ties go to the lowest pane, and Winners lists every pane that tied for
+// each award. A pane that failed is not the fastest at anything, and only
+// a pane that finished whole (not stopped, not cut at max tokens) counts
+// for fewest tokens and lowest cost: a cut answer is short and cheap for
+// the wrong reason. Lowest cost is awarded only when
 // every pane has a cost: a pane without a price (the simulator, a model
 // Knobs has no price for) may well be the cheapest.
 type Scores struct {
@@ -47,11 +50,13 @@ func Scoreboard(runs []int64, dones [][]byte) Scores {
 		p := PaneScore{Pane: i, Run: runs[i], Status: "gone"}
 		if event, data := sse.FrameParts(f); string(event) == "done" {
 			var d struct {
-				Status  string  `json:"status"`
-				Metrics Metrics `json:"metrics"`
+				Status        string   `json:"status"`
+				FinishReasons []string `json:"finish_reasons"`
+				Metrics       Metrics  `json:"metrics"`
 			}
 			if json.Unmarshal(data, &d) == nil {
 				p.Status, p.TTFTMs, p.TokensPerSec, p.Tokens, p.CostUSD = d.Status, d.Metrics.TTFTMs, d.Metrics.TokensPerSec, d.Metrics.Tokens, d.Metrics.CostUSD
+				p.Cut = slices.Contains(d.FinishReasons, "length")
 			}
 		}
 		s.Panes[i] = p
@@ -81,7 +86,7 @@ func Scoreboard(runs []int64, dones [][]byte) Scores {
 		return at
 	}
 	fast := func(p PaneScore) bool { return p.Status != db.RunError && p.Status != "gone" }
-	whole := func(p PaneScore) bool { return p.Status == db.RunDone }
+	whole := func(p PaneScore) bool { return p.Status == db.RunDone && !p.Cut }
 	s.FastestFirstToken = award("fastest_first_token", func(p PaneScore) bool { return fast(p) && p.TTFTMs > 0 },
 		func(p PaneScore) float64 { return p.TTFTMs }, true)
 	s.HighestTokensPerSec = award("highest_tokens_per_sec", func(p PaneScore) bool { return fast(p) && p.TokensPerSec > 0 },

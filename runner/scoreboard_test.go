@@ -3,6 +3,7 @@ package runner_test
 import (
 	"fmt"
 	"reflect"
+	"strings"
 	"testing"
 
 	"knobs/runner"
@@ -12,6 +13,11 @@ import (
 func done(status string, ttft, tps float64, tokens int, cost float64) []byte {
 	return fmt.Appendf(nil, "id: 9\nevent: done\ndata: {\"status\":%q,\"metrics\":{\"ttft_ms\":%g,\"tokens_per_sec\":%g,\"tokens\":%d,\"cost_usd\":%g}}\n\n",
 		status, ttft, tps, tokens, cost)
+}
+
+// cut makes a done frame's only choice end at max tokens.
+func cut(frame []byte) []byte {
+	return []byte(strings.Replace(string(frame), `{"status":`, `{"finish_reasons":["length"],"status":`, 1))
 }
 
 func TestSummaryAwards(t *testing.T) {
@@ -49,6 +55,13 @@ func TestSummaryAwards(t *testing.T) {
 			lowest:  -1,
 			fewest:  1,
 			winners: map[string][]int{"fastest_first_token": {1}, "highest_tokens_per_sec": {1}, "fewest_tokens": {1}},
+		},
+		{
+			name:    "an answer cut at max tokens is short and cheap for the wrong reason",
+			dones:   [][]byte{cut(done("done", 10, 100, 30, 0.0005)), done("done", 20, 90, 60, 0.001)},
+			lowest:  1,
+			fewest:  1,
+			winners: map[string][]int{"fastest_first_token": {0}, "highest_tokens_per_sec": {0}, "fewest_tokens": {1}, "lowest_cost": {1}},
 		},
 	}
 	for _, tt := range tests {
