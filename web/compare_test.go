@@ -238,7 +238,10 @@ func TestCompareStreamsPanesInParallelAndReplaysThemWithoutAKey(t *testing.T) {
 	if most := inFlight.Load(); most != 3 {
 		t.Errorf("at most %d of the 3 panes' upstream requests were in flight at once, want all 3 together", most)
 	}
-	if done.Fastest < 0 || done.Highest < 0 || done.Fewest != 0 {
+	// Every pane stopped at its 60 max tokens: fastest and highest rate
+	// are awarded, fewest tokens is not (a cut answer is short for the
+	// wrong reason).
+	if done.Fastest < 0 || done.Highest < 0 || done.Fewest != -1 {
 		t.Errorf("group_done awards %+v", done)
 	}
 	// Every frame names its pane, and its id holds every pane's cursor.
