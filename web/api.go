@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"log/slog"
 	"net/http"
+	"reflect"
 	"strings"
 	"sync"
 
@@ -169,3 +170,41 @@ func apiLog(log *slog.Logger) fiber.Handler {
 		return err
 	}
 }
+
+// runCreatedResponse describes POST /api/v1/runs's answer, which is one
+// of two shapes: the run's id and events, or with wait the run.
+func runCreatedResponse(api huma.API) *huma.Response {
+	reg := api.OpenAPI().Components.Schemas
+	return &huma.Response{
+		Description: "The run started ({id, events}), or with wait the run as it ended.",
+		Content: map[string]*huma.MediaType{"application/json": {Schema: &huma.Schema{OneOf: []*huma.Schema{
+			reg.Schema(reflect.TypeFor[handlers.RunCreated](), true, "RunCreated"),
+			reg.Schema(reflect.TypeFor[handlers.RunDetail](), true, "RunDetail"),
+		}}}},
+	}
+}
+
+// documentRunEvents adds GET /runs/{id}/events, a plain Fiber route
+// (huma does not stream), to the document, with its error answer as the
+// registered operations have it.
+func documentRunEvents(api huma.API) {
+	doc := api.OpenAPI()
+	def := doc.Paths["/runs/{id}"].Get.Responses["default"]
+	doc.AddOperation(&huma.Operation{
+		OperationID: "stream-run-events", Method: http.MethodGet, Path: "/runs/{id}/events", Tags: []string{"Runs"},
+		Summary:     "A run's events as server-sent events, live or replayed",
+		Description: "The run's events (request, delta, metrics, error, done, rendered) as GET /runs/{id}/events gives them to the playground. Each event has an id; reconnect with Last-Event-ID (or ?after=N) to resume after it: the upstream call is never started again. A finished run is replayed from the database. 204 when the reader already had every event.",
+		Parameters: []*huma.Param{
+			{Name: "id", In: "path", Required: true, Description: "The run's id.", Schema: &huma.Schema{Type: huma.TypeInteger, Format: "int64", Minimum: ptr(1.0)}},
+			{Name: "after", In: "query", Description: "Resume after this event id.", Schema: &huma.Schema{Type: huma.TypeInteger}},
+			{Name: "Last-Event-ID", In: "header", Description: "Resume after this event id, as EventSource sends it.", Schema: &huma.Schema{Type: huma.TypeString}},
+		},
+		Responses: map[string]*huma.Response{
+			"200":     {Description: "The event stream; it ends after the run's done event.", Content: map[string]*huma.MediaType{"text/event-stream": {Schema: &huma.Schema{Type: huma.TypeString}}}},
+			"204":     {Description: "The reader already had every event."},
+			"default": def,
+		},
+	})
+}
+
+func ptr[T any](v T) *T { return &v }

@@ -64,7 +64,8 @@ func TestOpenAPIDocumentMatchesTheRoutes(t *testing.T) {
 	}
 	// The document itself is the one route it does not describe.
 	delete(served, "GET /api/v1/openapi.json")
-	for _, want := range []string{"GET /api/v1/providers", "POST /api/v1/tokens", "GET /api/v1/tokens", "DELETE /api/v1/tokens/:id"} {
+	for _, want := range []string{"GET /api/v1/providers", "POST /api/v1/tokens", "GET /api/v1/tokens", "DELETE /api/v1/tokens/:id",
+		"POST /api/v1/runs", "GET /api/v1/runs", "GET /api/v1/runs/:id", "POST /api/v1/runs/:id/cancel", "DELETE /api/v1/runs/:id", "GET /api/v1/runs/:id/events"} {
 		if !served[want] {
 			t.Errorf("%s is not served", want)
 		}

@@ -31,6 +31,16 @@ func routes(app *fiber.App, h *handlers.Handler, sessions *session.Manager, log 
 	huma.Register(api, huma.Operation{OperationID: "create-token", Method: http.MethodPost, Path: "/tokens", DefaultStatus: http.StatusCreated, Summary: "Create a personal API token (its secret is shown only in this answer)", Tags: []string{"Tokens"}}, h.CreateAPIToken)
 	huma.Register(api, huma.Operation{OperationID: "list-tokens", Method: http.MethodGet, Path: "/tokens", Summary: "List your API tokens that are not revoked (never their secrets)", Tags: []string{"Tokens"}}, h.ListAPITokens)
 	huma.Register(api, huma.Operation{OperationID: "revoke-token", Method: http.MethodDelete, Path: "/tokens/{id}", DefaultStatus: http.StatusNoContent, Summary: "Revoke one of your API tokens", Tags: []string{"Tokens"}}, h.RevokeAPIToken)
+	huma.Register(api, huma.Operation{OperationID: "create-run", Method: http.MethodPost, Path: "/runs", DefaultStatus: http.StatusCreated, Summary: "Start a run: {id, events} at once, or with wait the run once it has ended", Tags: []string{"Runs"},
+		Responses: map[string]*huma.Response{"201": runCreatedResponse(api)}}, h.CreateAPIRun)
+	huma.Register(api, huma.Operation{OperationID: "list-runs", Method: http.MethodGet, Path: "/runs", Summary: "Search your runs with the filters of History, newest first", Tags: []string{"Runs"}}, h.ListAPIRuns)
+	huma.Register(api, huma.Operation{OperationID: "get-run", Method: http.MethodGet, Path: "/runs/{id}", Summary: "One of your runs: request, answers, usage and metrics", Tags: []string{"Runs"}}, h.ShowAPIRun)
+	huma.Register(api, huma.Operation{OperationID: "cancel-run", Method: http.MethodPost, Path: "/runs/{id}/cancel", DefaultStatus: http.StatusAccepted, Summary: "Stop a live run, keeping its partial answer; answers the run as stored", Tags: []string{"Runs"}}, h.CancelAPIRun)
+	huma.Register(api, huma.Operation{OperationID: "delete-run", Method: http.MethodDelete, Path: "/runs/{id}", DefaultStatus: http.StatusNoContent, Summary: "Delete one of your runs, stopping it first when it is live", Tags: []string{"Runs"}}, h.RemoveAPIRun)
+	// huma does not stream: the events are a plain route behind the same
+	// authentication, described in the document by hand.
+	group.Get("/runs/:id/events", h.RunEvents)
+	documentRunEvents(api)
 	group.Use(func(c *fiber.Ctx) error { return fiber.ErrNotFound })
 
 	app.Use(sessions.Middleware, h.LoadUser, csrf)

@@ -1,0 +1,71 @@
+package handlers
+
+import (
+	"context"
+	"encoding/json"
+	"strconv"
+
+	"knobs/llm"
+)
+
+// CreateRunInput is POST /api/v1/runs: a run spec as POST /runs takes
+// it, validated by the same code.
+type CreateRunInput struct {
+	Body struct {
+		Provider  string            `json:"provider" doc:"The provider's id, as GET /api/v1/providers lists it."`
+		Endpoint  string            `json:"endpoint" doc:"\"chat\" or \"completion\"."`
+		Body      json.RawMessage   `json:"body" doc:"The JSON request body for the endpoint, as the provider takes it (model, messages or prompt, parameters); it may hold {{placeholders}}."`
+		Variables map[string]string `json:"variables,omitempty" doc:"Values for the body's {{placeholders}}."`
+		Wait      bool              `json:"wait,omitempty" doc:"Answer when the run has ended, with the run as GET /api/v1/runs/{id} gives it, rather than at once with its id."`
+	}
+}
+
+// RunCreated is the answer to a run started without wait: its id and
+// where its events stream.
+type RunCreated struct {
+	ID     int64  `json:"id"`
+	Events string `json:"events" doc:"The run's events as server-sent events: GET it with Accept: text/event-stream."`
+}
+
+// CreateRunOutput is the answer to POST /api/v1/runs: a RunCreated, or
+// with wait a RunDetail.
+type CreateRunOutput struct {
+	Body any
+}
+
+// CreateAPIRun validates a run spec as POST /runs does and starts the
+// run: field errors are 422, with nothing sent or stored. It answers once
+// the run is in the database, or with wait once it has ended and is
+// stored, with the run.
+func (h *Handler) CreateAPIRun(ctx context.Context, in *CreateRunInput) (*CreateRunOutput, error) {
+	u := apiUser(ctx)
+	st := playgroundState{RunSpec: llm.RunSpec{Provider: in.Body.Provider, Endpoint: llm.Endpoint(in.Body.Endpoint), Body: in.Body.Body},
+		Variables: in.Body.Variables}
+	run, fields, err := h.startRun(ctx, u.ID, st)
+	if err != nil {
+		return nil, err
+	}
+	if len(fields) > 0 {
+		return nil, apiInvalid(fields)
+	}
+	if !in.Body.Wait {
+		if err := run.WaitStored(); err != nil {
+			return nil, err
+		}
+		return &CreateRunOutput{Body: RunCreated{ID: run.ID, Events: "/api/v1/runs/" + strconv.FormatInt(run.ID, 10) + "/events"}}, nil
+	}
+	// The caller is the run's listener while it waits: a caller that
+	// hangs up leaves it, and the run stops as a page's would.
+	leave := run.Subscribe()
+	defer leave()
+	select {
+	case <-run.Ending(): // published once the ending is stored
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+	d, err := h.apiRun(ctx, u.ID, run.ID)
+	if err != nil {
+		return nil, err
+	}
+	return &CreateRunOutput{Body: d}, nil
+}

@@ -1,0 +1,36 @@
+package handlers
+
+import (
+	"context"
+	"errors"
+
+	"knobs/db"
+)
+
+// RemoveRunInput is DELETE /api/v1/runs/{id}.
+type RemoveRunInput struct {
+	ID int64 `path:"id" minimum:"1" doc:"The run's id."`
+}
+
+// RemoveAPIRun deletes one of the caller's runs, its search entry and its
+// share links, stopping it first when it is live, as the page does;
+// another user's run is 404.
+func (h *Handler) RemoveAPIRun(ctx context.Context, in *RemoveRunInput) (*struct{}, error) {
+	u := apiUser(ctx)
+	run, err := h.store.Run(ctx, u.ID, in.ID)
+	if errors.Is(err, db.ErrNotFound) {
+		return nil, apiNotFound("run")
+	}
+	if err != nil {
+		return nil, err
+	}
+	if run.Status == db.RunRunning {
+		h.runner.Cancel(run.ID, run.UserID)
+	}
+	if err := h.store.RemoveRun(ctx, run.UserID, run.ID); errors.Is(err, db.ErrNotFound) {
+		return nil, apiNotFound("run")
+	} else if err != nil {
+		return nil, err
+	}
+	return nil, nil
+}
