@@ -24,9 +24,7 @@ func (h *Handler) RemoveAPIRun(ctx context.Context, in *RemoveRunInput) (*struct
 	if err != nil {
 		return nil, err
 	}
-	if run.Status == db.RunRunning {
-		h.runner.Cancel(run.ID, run.UserID)
-	}
+	h.runner.Drop(run.ID, run.UserID) // a live run stops; none is replayed from memory
 	if err := h.store.RemoveRun(ctx, run.UserID, run.ID); errors.Is(err, db.ErrNotFound) {
 		return nil, apiNotFound("run")
 	} else if err != nil {

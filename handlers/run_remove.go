@@ -5,7 +5,6 @@ import (
 
 	"github.com/gofiber/fiber/v2"
 
-	"knobs/db"
 )
 
 // RemoveRun deletes a run, its search entry and its share links.
@@ -14,9 +13,7 @@ func (h *Handler) RemoveRun(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	if run.Status == db.RunRunning {
-		h.runner.Cancel(run.ID, run.UserID)
-	}
+	h.runner.Drop(run.ID, run.UserID) // a live run stops; none is replayed from memory
 	if err := h.store.RemoveRun(ctx(c), run.UserID, run.ID); err != nil {
 		return err
 	}

@@ -301,6 +301,18 @@ func (r *Runner) Cancel(id, user int64) bool {
 	return ok && run.stop(ErrCancelled)
 }
 
+// Drop stops user's run id if it is still going and forgets it at once,
+// as when the run is deleted: no one may read it from memory after that.
+// Listeners already streaming it keep what they have.
+func (r *Runner) Drop(id, user int64) {
+	run, ok := r.Run(id, user)
+	if !ok {
+		return
+	}
+	run.stop(ErrCancelled)
+	r.forget(run)
+}
+
 // CancelUser stops every live run of user, as when their account is
 // removed: nobody is left to read them, and their rows are gone.
 func (r *Runner) CancelUser(user int64) int {

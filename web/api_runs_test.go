@@ -450,5 +450,7 @@ func TestAPIRunCancelAndDelete(t *testing.T) {
 		t.Fatalf("delete: %d %s", a.status, a.body)
 	}
 	wantAPIError(t, "GET after delete", srv.apiCall(t, "GET", path, tok, nil), http.StatusNotFound)
+	// Not even its events, which the runner kept in memory for a while.
+	wantAPIError(t, "events after delete", srv.apiCall(t, "GET", path+"/events", tok, nil), http.StatusNotFound)
 	wantAPIError(t, "delete again", srv.apiCall(t, "DELETE", path, tok, nil), http.StatusNotFound)
 }
