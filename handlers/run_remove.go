@@ -4,7 +4,6 @@ import (
 	"fmt"
 
 	"github.com/gofiber/fiber/v2"
-
 )
 
 // RemoveRun deletes a run, its search entry and its share links.
