@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"knobs/db"
+	"knobs/db/dbtest"
 )
 
 // openStore opens a store on a new file in t.TempDir() and closes it when
@@ -20,6 +21,7 @@ import (
 func openStore(t *testing.T) (*db.Store, string) {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), "knobs.db")
+	dbtest.Fresh(t, path)
 	s, err := db.Open(context.Background(), path)
 	if err != nil {
 		t.Fatalf("open: %v", err)

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"knobs/db"
+	"knobs/db/dbtest"
 	"knobs/llm"
 	"knobs/llm/sim"
 	"knobs/runner"
@@ -30,7 +31,9 @@ type fixture struct {
 
 func newFixture(t *testing.T, opts runner.Options) *fixture {
 	t.Helper()
-	store, err := db.Open(context.Background(), filepath.Join(t.TempDir(), "knobs.db"))
+	path := filepath.Join(t.TempDir(), "knobs.db")
+	dbtest.Fresh(t, path)
+	store, err := db.Open(context.Background(), path)
 	if err != nil {
 		t.Fatal(err)
 	}

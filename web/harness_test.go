@@ -15,6 +15,7 @@ import (
 	"net/http"
 	"net/http/cookiejar"
 	"net/url"
+	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -27,6 +28,7 @@ import (
 
 	"knobs/config"
 	"knobs/db"
+	"knobs/db/dbtest"
 	"knobs/handlers"
 	"knobs/llm"
 	"knobs/markdown"
@@ -128,6 +130,9 @@ func newServer(t testing.TB, opts ...serverOption) *server {
 	logs := &logBuffer{}
 	log := slog.New(slog.NewTextHandler(logs, nil))
 
+	if _, err := os.Stat(cfg.DBPath); os.IsNotExist(err) {
+		dbtest.Fresh(t, cfg.DBPath)
+	}
 	store, err := db.Open(context.Background(), cfg.DBPath)
 	if err != nil {
 		t.Fatalf("open db: %v", err)
