@@ -59,7 +59,7 @@ func (h *Handler) CreateAPIRun(ctx context.Context, in *CreateRunInput) (*Create
 	leave := run.Subscribe()
 	defer leave()
 	select {
-	case <-run.Ending(): // published once the ending is stored
+	case <-run.Kept(): // all of it, its line in the history list included
 	case <-ctx.Done():
 		return nil, ctx.Err()
 	}

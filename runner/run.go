@@ -27,6 +27,7 @@ type Run struct {
 	times      []uint32      // times[i] is when frames[i] was added, in ms from started
 	changed    chan struct{} // closed and replaced when frames grow, once handed out
 	ended      chan struct{} // closed when the ending is published; see Ending
+	kept       chan struct{} // closed when all of the run is stored; see Kept
 	watched    bool          // changed was handed out by Frames
 	finished   bool
 	listeners  int
@@ -592,6 +593,18 @@ func (run *Run) Ending() <-chan struct{} {
 }
 
 var closedChan = func() chan struct{} { c := make(chan struct{}); close(c); return c }()
+
+// Kept returns a channel closed once the run's storing is over: its
+// ending, and after it the rendered answer, the raw response and its line
+// in the history list and search. For a run whose ending could not be
+// stored (a full disk), it is closed when that failed and a retry in the
+// background took over.
+func (run *Run) Kept() <-chan struct{} {
+	if run.kept == nil {
+		return closedChan
+	}
+	return run.kept
+}
 
 // closeStream adds the last frames, if any, and ends the stream: every
 // listener leaves once it has them.

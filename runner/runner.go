@@ -242,6 +242,7 @@ func (sl *Slots) start(id int64, row *db.Run, s Streamer, spec llm.RunSpec, mode
 		cancel:    cancel,
 		changed:   make(chan struct{}),
 		ended:     make(chan struct{}),
+		kept:      make(chan struct{}),
 		full:      make(chan struct{}, 1),
 		started:   time.Now(),
 		model:     model,
@@ -437,6 +438,7 @@ func (r *Runner) drive(ctx context.Context, run *Run, s Streamer, spec llm.RunSp
 		left := end.write
 		left.RawResponse = nonNil(rawResponse)
 		left.Index = left.Finish.Result
+		close(run.kept) // what could be stored now is; the retry is not waited for
 		return &left
 	}
 	run.publishEnding(status, end.closing)
@@ -463,6 +465,7 @@ func (r *Runner) drive(ctx context.Context, run *Run, s Streamer, spec llm.RunSp
 	if err := r.writer.write(extra); err != nil {
 		r.log.Error("storing the rendered answer and raw response of run", "run", run.ID, "err", err)
 	}
+	close(run.kept)
 	return nil
 }
 

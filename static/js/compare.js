@@ -795,10 +795,11 @@ import { ROLES, contentText, jsonHeaders, postJSON, metricsList, showAnswerLabel
       $(".pane-badges", p.el).prepend(b);
     }
     // A finished answer is read from its start: the pane goes back to it,
-    // unless the reader had scrolled elsewhere.
-    const start = p.choices[0] && p.choices[0].el;
-    if (start && p.follow.following && p.output.scrollHeight > p.output.clientHeight) {
-      p.output.scrollTop += start.getBoundingClientRect().top - p.output.getBoundingClientRect().top;
+    // unless the reader had scrolled elsewhere; and again once the
+    // rendered answer (taller or shorter than the streamed text) is in.
+    p.atStart = p.follow.following;
+    if (p.atStart) {
+      backToStart(p);
       p.follow.following = false;
       p.follow.top = -1;
     }
@@ -808,6 +809,13 @@ import { ROLES, contentText, jsonHeaders, postJSON, metricsList, showAnswerLabel
       setRunning(false); // the stream stays open for the rendered answer
       showContinue();
     }
+  }
+
+  // backToStart scrolls a pane's output to the start of its answer.
+  function backToStart(p) {
+    const start = p.choices[0] && p.choices[0].el;
+    if (!start || p.output.scrollHeight <= p.output.clientHeight) return;
+    p.output.scrollTop += start.getBoundingClientRect().top - p.output.getBoundingClientRect().top;
   }
 
   // renderPane swaps each answer's rendered HTML in for its streamed text;
@@ -823,6 +831,7 @@ import { ROLES, contentText, jsonHeaders, postJSON, metricsList, showAnswerLabel
       c.cancelSwap = swapHTML(c.content, html, () => {
         c.cancelSwap = null;
         c.content.className = "content md"; // sanitized on the server
+        if (i === 0 && p.atStart) backToStart(p);
       });
     });
     if (state.kind === "one") closeStream();
