@@ -4,8 +4,6 @@ import (
 	"context"
 	"errors"
 
-	"github.com/gofiber/fiber/v2"
-
 	"knobs/db"
 )
 
@@ -25,22 +23,20 @@ type CancelRunOutput struct {
 // another user's run is 404.
 func (h *Handler) CancelAPIRun(ctx context.Context, in *CancelRunInput) (*CancelRunOutput, error) {
 	u := apiUser(ctx)
-	if run, ok := h.runner.Run(in.ID, u.ID); ok && h.runner.Cancel(in.ID, u.ID) {
-		select {
-		case <-run.Ending(): // published once the ending is stored
-		case <-ctx.Done():
-			return nil, ctx.Err()
-		}
-		d, err := h.apiRun(ctx, u.ID, in.ID)
-		if err != nil {
-			return nil, err
-		}
-		return &CancelRunOutput{Body: d}, nil
-	}
-	if _, err := h.store.Run(ctx, u.ID, in.ID); errors.Is(err, db.ErrNotFound) {
+	run, err := h.cancelRun(ctx, u.ID, in.ID)
+	if errors.Is(err, db.ErrNotFound) {
 		return nil, apiNotFound("run")
 	} else if err != nil {
 		return nil, err
 	}
-	return nil, &Problem{Status: fiber.StatusConflict, Message: "The run has already finished."}
+	select {
+	case <-run.Ending(): // published once the ending is stored
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+	d, err := h.apiRun(ctx, u.ID, in.ID)
+	if err != nil {
+		return nil, err
+	}
+	return &CancelRunOutput{Body: d}, nil
 }

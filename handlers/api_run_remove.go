@@ -17,15 +17,7 @@ type RemoveRunInput struct {
 // another user's run is 404.
 func (h *Handler) RemoveAPIRun(ctx context.Context, in *RemoveRunInput) (*struct{}, error) {
 	u := apiUser(ctx)
-	run, err := h.store.Run(ctx, u.ID, in.ID)
-	if errors.Is(err, db.ErrNotFound) {
-		return nil, apiNotFound("run")
-	}
-	if err != nil {
-		return nil, err
-	}
-	h.runner.Drop(run.ID, run.UserID) // a live run stops; none is replayed from memory
-	if err := h.store.RemoveRun(ctx, run.UserID, run.ID); errors.Is(err, db.ErrNotFound) {
+	if err := h.removeRun(ctx, u.ID, in.ID); errors.Is(err, db.ErrNotFound) {
 		return nil, apiNotFound("run")
 	} else if err != nil {
 		return nil, err

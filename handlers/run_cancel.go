@@ -9,11 +9,8 @@ func (h *Handler) CancelRun(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	if h.runner.Cancel(id, u.ID) {
-		return c.Status(fiber.StatusAccepted).JSON(fiber.Map{"id": id, "cancelled": true})
-	}
-	if _, err := h.store.Run(ctx(c), u.ID, id); err != nil {
+	if _, err := h.cancelRun(ctx(c), u.ID, id); err != nil {
 		return err
 	}
-	return fiber.NewError(fiber.StatusConflict, "The run has already finished.")
+	return c.Status(fiber.StatusAccepted).JSON(fiber.Map{"id": id, "cancelled": true})
 }

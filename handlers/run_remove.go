@@ -12,8 +12,7 @@ func (h *Handler) RemoveRun(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	h.runner.Drop(run.ID, run.UserID) // a live run stops; none is replayed from memory
-	if err := h.store.RemoveRun(ctx(c), run.UserID, run.ID); err != nil {
+	if err := h.removeRun(ctx(c), run.UserID, run.ID); err != nil {
 		return err
 	}
 	return redirectWith(c, "/history", fmt.Sprintf("Deleted run %d.", run.ID))
