@@ -283,6 +283,35 @@ CREATE TABLE api_tokens (
 CREATE UNIQUE INDEX api_tokens_hash ON api_tokens (hash);
 CREATE INDEX api_tokens_user ON api_tokens (user_id, id);
 `,
+	// 11: labels on preset versions ("production", "staging") that apps
+	// fetch a preset by, and every move of one, kept as its history. A
+	// label names a version of its preset; a protected label is moved by
+	// the preset's owner or an admin only. Moves' ids are AUTOINCREMENT,
+	// never reused; both go with their preset.
+	`
+CREATE TABLE preset_labels (
+	preset_id INTEGER NOT NULL,
+	name      TEXT NOT NULL,
+	version   INTEGER NOT NULL,
+	protected INTEGER NOT NULL DEFAULT 0,
+	moved_at  INTEGER NOT NULL,
+	moved_by  INTEGER REFERENCES users (id) ON DELETE SET NULL,
+	PRIMARY KEY (preset_id, name),
+	FOREIGN KEY (preset_id) REFERENCES presets (id) ON DELETE CASCADE,
+	FOREIGN KEY (preset_id, version) REFERENCES preset_versions (preset_id, version) ON DELETE CASCADE
+);
+CREATE TABLE preset_label_moves (
+	id           INTEGER PRIMARY KEY AUTOINCREMENT,
+	preset_id    INTEGER NOT NULL REFERENCES presets (id) ON DELETE CASCADE,
+	label        TEXT NOT NULL,
+	from_version INTEGER,
+	to_version   INTEGER,
+	protected    INTEGER NOT NULL,
+	moved_at     INTEGER NOT NULL,
+	moved_by     INTEGER REFERENCES users (id) ON DELETE SET NULL
+);
+CREATE INDEX preset_label_moves_preset ON preset_label_moves (preset_id, id);
+`,
 }
 
 // afterMigration holds the steps, in Go, that complete a migration in

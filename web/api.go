@@ -208,3 +208,15 @@ func documentRunEvents(api huma.API) {
 }
 
 func ptr[T any](v T) *T { return &v }
+
+// documentPresetFile describes GET /presets/{preset}'s answers, which
+// huma sees as bytes: the preset file (written by preset.Export), or 304
+// to a matching If-None-Match.
+func documentPresetFile(api huma.API) {
+	reg := api.OpenAPI().Components.Schemas
+	op := api.OpenAPI().Paths["/presets/{preset}"].Get
+	op.Responses["200"] = &huma.Response{Description: "The preset file, byte for byte what the page's Export gives for that version.",
+		Headers: op.Responses["200"].Headers,
+		Content: map[string]*huma.MediaType{"application/json": {Schema: reg.Schema(reflect.TypeFor[handlers.PresetFile](), true, "PresetFile")}}}
+	op.Responses["304"] = &huma.Response{Description: "The copy named by If-None-Match is still the one."}
+}

@@ -37,6 +37,15 @@ func routes(app *fiber.App, h *handlers.Handler, sessions *session.Manager, log 
 	huma.Register(api, huma.Operation{OperationID: "get-run", Method: http.MethodGet, Path: "/runs/{id}", Summary: "One of your runs: request, answers, usage and metrics", Tags: []string{"Runs"}}, h.ShowAPIRun)
 	huma.Register(api, huma.Operation{OperationID: "cancel-run", Method: http.MethodPost, Path: "/runs/{id}/cancel", DefaultStatus: http.StatusAccepted, Summary: "Stop a live run, keeping its partial answer; answers the run as stored", Tags: []string{"Runs"}}, h.CancelAPIRun)
 	huma.Register(api, huma.Operation{OperationID: "delete-run", Method: http.MethodDelete, Path: "/runs/{id}", DefaultStatus: http.StatusNoContent, Summary: "Delete one of your runs, stopping it first when it is live", Tags: []string{"Runs"}}, h.RemoveAPIRun)
+	huma.Register(api, huma.Operation{OperationID: "list-presets", Method: http.MethodGet, Path: "/presets", Summary: "List your presets and the team's, with their labels, newest first", Tags: []string{"Presets"}}, h.ListAPIPresets)
+	huma.Register(api, huma.Operation{OperationID: "get-preset", Method: http.MethodGet, Path: "/presets/{preset}", Summary: "A version of a preset in the export format, by label or version (default: the production label, else the latest), with an ETag", Tags: []string{"Presets"}}, h.ShowAPIPreset)
+	documentPresetFile(api)
+	huma.Register(api, huma.Operation{OperationID: "create-preset", Method: http.MethodPost, Path: "/presets", DefaultStatus: http.StatusCreated, Summary: "Save a preset file (the export format) as a new preset", Tags: []string{"Presets"}}, h.CreateAPIPreset)
+	huma.Register(api, huma.Operation{OperationID: "update-preset", Method: http.MethodPut, Path: "/presets/{id}", Summary: "Save a preset file as the preset's next version, over base_version (409 when another was saved since)", Tags: []string{"Presets"}}, h.UpdateAPIPreset)
+	huma.Register(api, huma.Operation{OperationID: "render-preset", Method: http.MethodPost, Path: "/presets/{preset}/render", Summary: "The exact request body a run of the preset would send upstream, for apps that call the provider themselves", Tags: []string{"Presets"}}, h.RenderAPIPreset)
+	huma.Register(api, huma.Operation{OperationID: "list-preset-labels", Method: http.MethodGet, Path: "/presets/{id}/labels", Summary: "A preset's labels and the history of their moves", Tags: []string{"Presets"}}, h.ListAPILabels)
+	huma.Register(api, huma.Operation{OperationID: "move-preset-label", Method: http.MethodPut, Path: "/presets/{id}/labels/{label}", Summary: "Point a label of a preset at one of its versions (recorded)", Tags: []string{"Presets"}}, h.MoveAPILabel)
+	huma.Register(api, huma.Operation{OperationID: "remove-preset-label", Method: http.MethodDelete, Path: "/presets/{id}/labels/{label}", DefaultStatus: http.StatusNoContent, Summary: "Take a label off a preset (recorded)", Tags: []string{"Presets"}}, h.RemoveAPILabel)
 	// huma does not stream: the events are a plain route behind the same
 	// authentication, described in the document by hand.
 	group.Get("/runs/:id/events", h.RunEvents)
