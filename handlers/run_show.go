@@ -1,10 +1,10 @@
 package handlers
 
 import (
-	"maps"
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"math"
 	"slices"
 	"strconv"
