@@ -312,6 +312,49 @@ CREATE TABLE preset_label_moves (
 );
 CREATE INDEX preset_label_moves_preset ON preset_label_moves (preset_id, id);
 `,
+	// 12: datasets, tables of rows that experiments run a preset over.
+	// A dataset is versioned without copying: a row's content is never
+	// changed, an edit ends it (removed_in) and adds its new content
+	// (added_in) under the same key, so a version is the rows added at
+	// or before it and not removed by it, and an experiment that names a
+	// version names exactly the rows it ran on. Ids are AUTOINCREMENT,
+	// never reused; everything goes with its dataset.
+	`
+CREATE TABLE datasets (
+	id          INTEGER PRIMARY KEY AUTOINCREMENT,
+	owner_id    INTEGER NOT NULL REFERENCES users (id) ON DELETE CASCADE,
+	name        TEXT NOT NULL,
+	description TEXT NOT NULL DEFAULT '',
+	visibility  TEXT NOT NULL CHECK (visibility IN ('private', 'team')),
+	version     INTEGER NOT NULL,
+	created_at  INTEGER NOT NULL,
+	updated_at  INTEGER NOT NULL
+);
+CREATE INDEX datasets_owner ON datasets (owner_id);
+CREATE TABLE dataset_versions (
+	dataset_id INTEGER NOT NULL REFERENCES datasets (id) ON DELETE CASCADE,
+	version    INTEGER NOT NULL,
+	columns    TEXT NOT NULL,
+	row_count  INTEGER NOT NULL,
+	note       TEXT NOT NULL DEFAULT '',
+	saved_at   INTEGER NOT NULL,
+	saved_by   INTEGER REFERENCES users (id) ON DELETE SET NULL,
+	PRIMARY KEY (dataset_id, version)
+) WITHOUT ROWID;
+CREATE TABLE dataset_rows (
+	id         INTEGER PRIMARY KEY AUTOINCREMENT,
+	dataset_id INTEGER NOT NULL REFERENCES datasets (id) ON DELETE CASCADE,
+	key        INTEGER NOT NULL,
+	pos        INTEGER NOT NULL,
+	vars       TEXT NOT NULL,
+	expected   TEXT,
+	tags       TEXT NOT NULL DEFAULT '',
+	added_in   INTEGER NOT NULL,
+	removed_in INTEGER
+);
+CREATE INDEX dataset_rows_order ON dataset_rows (dataset_id, pos, added_in);
+CREATE INDEX dataset_rows_key ON dataset_rows (dataset_id, key);
+`,
 }
 
 // afterMigration holds the steps, in Go, that complete a migration in
