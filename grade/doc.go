@@ -31,7 +31,9 @@
 //	                  {"type":"json_schema","schema":"response_format"}
 //	                  "response_format" checks against the schema of the variant's
 //	                  own response_format. Schemas up to 64 KiB; a $ref to a file
-//	                  or URL is refused. strip_fence as for json.
+//	                  or URL is refused. A "pattern" using lookaround or
+//	                  backreferences (valid in JSON Schema, unknown to Go's
+//	                  regexp) is accepted and not checked. strip_fence as for json.
 //	json_path_equals  a value inside the JSON answer equals a JSON value
 //	                  {"type":"json_path_equals","path":"$.items[0].name","value":"apple"}
 //	                  The path is $ followed by .key, ["key"] or [index], at most

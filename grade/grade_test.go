@@ -3,7 +3,9 @@ package grade
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"strings"
+	"sync"
 	"testing"
 
 	"knobs/field"
@@ -301,5 +303,62 @@ func TestTypeOf(t *testing.T) {
 	}
 	if got := TypeOf(json.RawMessage(`[1]`)); got != "" {
 		t.Errorf("TypeOf = %q", got)
+	}
+}
+
+func TestNameOf(t *testing.T) {
+	cases := map[string]string{
+		`{"type":"contains","terms":["a"]}`:                   "contains",
+		`{"type":"contains","name":" polite ","terms":["a"]}`: "polite",
+		`not json`: "",
+	}
+	for raw, want := range cases {
+		if got := NameOf(json.RawMessage(raw)); got != want {
+			t.Errorf("NameOf(%s) = %q, want %q", raw, got, want)
+		}
+	}
+}
+
+// The runner grades cells in parallel with one grader per experiment;
+// run under -race this checks that nothing in a grader is written
+// without its lock.
+func TestGradersShared(t *testing.T) {
+	specs := []string{
+		`{"type":"json_schema","schema":"response_format"}`,
+		`{"type":"json_schema","schema":` + personSchema + `}`,
+		`{"type":"regex","pattern":"^{{expected}}$"}`,
+		`{"type":"contains","terms":["{{expected}}"],"ignore_case":true}`,
+		`{"type":"json_path_equals","path":"$.name","value":"{{expected}}"}`,
+	}
+	formats := []json.RawMessage{
+		json.RawMessage(`{"type":"json_schema","json_schema":{"name":"p","schema":` + personSchema + `}}`),
+		json.RawMessage(`{"type":"json_schema","json_schema":{"name":"q","schema":{"type":"object"}}}`),
+	}
+	for _, spec := range specs {
+		g, err := Parse(json.RawMessage(spec))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var wg sync.WaitGroup
+		errs := make(chan error, 8)
+		for i := range 8 {
+			wg.Go(func() {
+				gr, err := g.Grade(Input{Output: `{"name":"Ada","age":36}`, Expected: str("Ada"), ResponseFormat: formats[i%2]})
+				// Every grader passes this answer but the regex, which wants
+				// the whole answer to be "Ada".
+				wantPass := !strings.HasPrefix(spec, `{"type":"regex"`)
+				if err == nil && gr.Pass != wantPass {
+					err = fmt.Errorf("%s: grade %+v", spec, gr)
+				}
+				errs <- err
+			})
+		}
+		wg.Wait()
+		close(errs)
+		for err := range errs {
+			if err != nil {
+				t.Error(err)
+			}
+		}
 	}
 }

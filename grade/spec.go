@@ -50,7 +50,7 @@ type Grade struct {
 
 // Grader grades a cell. Its error is a grading error: the grader could
 // not run on this cell (no expected answer, unknown cost). Its text is
-// for the user.
+// for the user. A Grader is safe for use by several goroutines at once.
 type Grader interface {
 	Grade(Input) (Grade, error)
 }
@@ -103,6 +103,21 @@ func TypeOf(raw json.RawMessage) string {
 	}
 	if len(raw) > MaxSpecSize || json.Unmarshal(raw, &s) != nil {
 		return ""
+	}
+	return s.Type
+}
+
+// NameOf is what the grid calls a grader: its "name", else its type.
+func NameOf(raw json.RawMessage) string {
+	var s struct {
+		Type string `json:"type"`
+		Name string `json:"name"`
+	}
+	if len(raw) > MaxSpecSize || json.Unmarshal(raw, &s) != nil {
+		return ""
+	}
+	if n := strings.TrimSpace(s.Name); n != "" {
+		return clip(n, MaxNameLength)
 	}
 	return s.Type
 }
