@@ -162,14 +162,12 @@ func (j JudgeSpec) ReadAnswer(text string) (Grade, error) {
 	if len(text) > MaxJudgeAnswer {
 		return Grade{}, fmt.Errorf("the judge's answer is over %d KiB, more than a verdict needs", MaxJudgeAnswer>>10)
 	}
-	body, fenced := unfence(text)
-	if !fenced {
-		i := strings.IndexByte(text, '{')
-		if i < 0 {
-			return Grade{}, fmt.Errorf("the judge's answer has no JSON object: %s", quoted(strings.TrimSpace(text)))
-		}
-		body = text[i:]
+	body, _ := unfence(text)
+	i := strings.IndexByte(body, '{')
+	if i < 0 {
+		return Grade{}, fmt.Errorf("the judge's answer has no JSON object: %s", quoted(strings.TrimSpace(text)))
 	}
+	body = body[i:]
 	if ordered.Depth([]byte(body)) > ordered.MaxDepth {
 		return Grade{}, errors.New("the judge's answer is JSON " + (&ordered.DepthError{}).Error())
 	}

@@ -24,6 +24,7 @@ func TestParseJudgeAnswer(t *testing.T) {
 		{"low", JudgeSpec{}, `{"reason":"Wrong city.","score":0.1}`, false, 0.1, "Wrong city.", ""},
 		{"at the bar", JudgeSpec{}, `{"reason":"ok","score":0.5}`, true, 0.5, "", ""},
 		{"fenced", JudgeSpec{}, "```json\n{\"score\": 1, \"reason\": \"exact\"}\n```", true, 1, "judge 1: exact", ""},
+		{"prose in the fence", JudgeSpec{}, "```json\nVerdict: {\"score\": 0.2, \"reason\": \"off topic\"}\n```", false, 0.2, "judge 0.2: off topic", ""},
 		{"prose first", JudgeSpec{}, "Let me think. The answer names Paris.\n{\"score\": 0.75, \"reason\": \"names Paris\"} Hope that helps {", true, 0.75, "names Paris", ""},
 		{"no reason", JudgeSpec{}, `{"score":0}`, false, 0, "(the judge gave no reason)", ""},
 		{"scale 5", JudgeSpec{Scale: 5, PassAt: 0.5}, `{"score":4,"reason":"good"}`, true, 0.75, "judge 4/5: good", ""},
