@@ -71,6 +71,9 @@ func routes(app *fiber.App, h *handlers.Handler, sessions *session.Manager, log 
 	app.Get("/g/:token", h.ShowSharedGroup)
 	app.Get("/g/:token/replay", h.ReplaySharedGroup)
 
+	// The API's documentation, for anyone; signed in, with Try it.
+	app.Get("/api", h.ShowAPIDocsPage(api.OpenAPI(), APIPrefix+"/openapi.json"))
+
 	// Everything below needs a signed-in user.
 	app.Use(h.RequireUser)
 
