@@ -355,6 +355,88 @@ CREATE TABLE dataset_rows (
 CREATE INDEX dataset_rows_order ON dataset_rows (dataset_id, pos, added_in);
 CREATE INDEX dataset_rows_key ON dataset_rows (dataset_id, key);
 `,
+	// 13: experiments, a preset or setup run over a dataset's rows,
+	// variants x rows x repeats, each cell a run graded by the
+	// experiment's graders and rated by people. A cell keeps the row's
+	// values as it ran them, so a dataset edited or removed later leaves
+	// the results whole; a run made for a cell names its experiment.
+	`
+CREATE TABLE experiments (
+	id              INTEGER PRIMARY KEY AUTOINCREMENT,
+	owner_id        INTEGER NOT NULL REFERENCES users (id) ON DELETE CASCADE,
+	name            TEXT NOT NULL,
+	visibility      TEXT NOT NULL CHECK (visibility IN ('private', 'team')),
+	dataset_id      INTEGER REFERENCES datasets (id) ON DELETE SET NULL,
+	dataset_version INTEGER NOT NULL,
+	dataset_name    TEXT NOT NULL,
+	repeats         INTEGER NOT NULL,
+	concurrency     INTEGER NOT NULL,
+	graders         TEXT NOT NULL,
+	status          TEXT NOT NULL CHECK (status IN ('running', 'done', 'cancelled', 'error')),
+	error           TEXT NOT NULL DEFAULT '',
+	created_at      INTEGER NOT NULL,
+	finished_at     INTEGER
+);
+CREATE INDEX experiments_owner ON experiments (owner_id, id DESC);
+CREATE INDEX experiments_running ON experiments (status) WHERE status = 'running';
+CREATE TABLE experiment_variants (
+	experiment_id INTEGER NOT NULL REFERENCES experiments (id) ON DELETE CASCADE,
+	idx           INTEGER NOT NULL,
+	name          TEXT NOT NULL,
+	spec          TEXT NOT NULL,
+	variables     TEXT NOT NULL DEFAULT '',
+	preset_id     INTEGER,
+	preset_version INTEGER,
+	preset_label  TEXT NOT NULL DEFAULT '',
+	PRIMARY KEY (experiment_id, idx)
+) WITHOUT ROWID;
+CREATE TABLE experiment_cells (
+	id            INTEGER PRIMARY KEY AUTOINCREMENT,
+	experiment_id INTEGER NOT NULL REFERENCES experiments (id) ON DELETE CASCADE,
+	variant       INTEGER NOT NULL,
+	row_idx       INTEGER NOT NULL,
+	row_key       INTEGER NOT NULL,
+	repeat        INTEGER NOT NULL,
+	vars          TEXT NOT NULL,
+	expected      TEXT,
+	tags          TEXT NOT NULL DEFAULT '',
+	status        TEXT NOT NULL CHECK (status IN ('pending', 'running', 'done', 'error', 'cancelled')),
+	run_id        INTEGER,
+	attempts      INTEGER NOT NULL DEFAULT 0,
+	output        TEXT NOT NULL DEFAULT '',
+	finish_reason TEXT NOT NULL DEFAULT '',
+	latency_ms    REAL NOT NULL DEFAULT 0,
+	ttft_ms       REAL NOT NULL DEFAULT 0,
+	tokens        INTEGER NOT NULL DEFAULT 0,
+	cost_usd      REAL NOT NULL DEFAULT 0,
+	cost_known    INTEGER NOT NULL DEFAULT 0,
+	error         TEXT NOT NULL DEFAULT '',
+	finished_at   INTEGER,
+	UNIQUE (experiment_id, variant, row_idx, repeat)
+);
+CREATE INDEX experiment_cells_pending ON experiment_cells (experiment_id, status);
+CREATE TABLE experiment_grades (
+	cell_id      INTEGER NOT NULL REFERENCES experiment_cells (id) ON DELETE CASCADE,
+	grader       INTEGER NOT NULL,
+	pass         INTEGER NOT NULL,
+	score        REAL NOT NULL,
+	reason       TEXT NOT NULL,
+	error        TEXT NOT NULL DEFAULT '',
+	judge_run_id INTEGER,
+	PRIMARY KEY (cell_id, grader)
+) WITHOUT ROWID;
+CREATE TABLE experiment_ratings (
+	cell_id  INTEGER NOT NULL REFERENCES experiment_cells (id) ON DELETE CASCADE,
+	user_id  INTEGER NOT NULL REFERENCES users (id) ON DELETE CASCADE,
+	thumbs   INTEGER,
+	stars    INTEGER,
+	note     TEXT NOT NULL DEFAULT '',
+	rated_at INTEGER NOT NULL,
+	PRIMARY KEY (cell_id, user_id)
+) WITHOUT ROWID;
+ALTER TABLE runs ADD COLUMN experiment_id INTEGER;
+CREATE INDEX runs_experiment ON runs (experiment_id) WHERE experiment_id IS NOT NULL;
+`,
 }
 
 // afterMigration holds the steps, in Go, that complete a migration in
