@@ -31,11 +31,16 @@ func presetWithVersions(c *client, name string, temps ...string) int64 {
 	return id
 }
 
-// labelsOf is a preset's labels as the store holds them: name → version,
-// with "!" after the version when protected.
+// labelsOf is a preset of admin's as the store holds its labels: name →
+// version, with "!" after the version when protected.
 func labelsOf(t *testing.T, s *server, id int64) map[string]string {
+	return labelsAs(t, s, "admin", id)
+}
+
+// labelsAs is labelsOf for a preset user sees.
+func labelsAs(t *testing.T, s *server, user string, id int64) map[string]string {
 	t.Helper()
-	ls, err := s.store.PresetLabels(context.Background(), s.userID(t, "admin"), id)
+	ls, err := s.store.PresetLabels(context.Background(), s.userID(t, user), id)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -80,7 +85,7 @@ func TestPresetLabelsPointedByAMemberWithHistory(t *testing.T) {
 	wantRedirect(t, r, path+"#labels")
 	page := bob.follow(r)
 	wantPage(t, page, http.StatusOK, "Made the label staging, pointing at version 2.")
-	if row := labelRow(page, "staging"); !strings.Contains(row, "v2") || !strings.Contains(row, "bob") || !strings.Contains(row, ">Move<") {
+	if row := labelRow(page, "staging"); !strings.Contains(row, "points at v2") || !strings.Contains(row, "by bob") || !strings.Contains(row, ">Move<") {
 		t.Errorf("the staging row does not say v2, moved by bob, with a move form: %s", row)
 	}
 	bob.submit(path+"/labels", form("label", "staging", "version", "3"))
