@@ -92,6 +92,8 @@ func routes(app *fiber.App, h *handlers.Handler, sessions *session.Manager, log 
 	app.Post("/presets/:id/delete", h.RemovePreset)
 	app.Post("/presets/:id/duplicate", h.DuplicatePreset)
 	app.Post("/presets/:id/open", h.OpenPreset)
+	app.Post("/presets/:id/labels", h.MovePresetLabel)
+	app.Post("/presets/:id/labels/remove", h.RemovePresetLabel)
 	app.Post("/presets/:id/default", h.SetDefaultPreset)
 	app.Post("/presets/:id/shares", h.CreatePresetShare)
 	app.Get("/presets/:id/export", h.ExportPreset)
