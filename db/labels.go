@@ -19,6 +19,10 @@ const LabelProduction = "production"
 // label.
 var ErrLabelProtected = errors.New("db: the label is protected")
 
+// ErrLabelMoved is returned when a move names the version a label was
+// seen at (LabelChange.From) and the label was moved since.
+var ErrLabelMoved = errors.New("db: the label was moved since it was seen")
+
 // ErrNoVersion is returned when a label is pointed at a version its
 // preset does not have.
 var ErrNoVersion = errors.New("db: the preset has no such version")
@@ -149,6 +153,9 @@ type LabelChange struct {
 	Label    string // checked by the caller (preset.LabelName)
 	Version  int
 	Protect  *bool
+	// From, when not 0, is the version the mover saw the label at: a
+	// label moved since is ErrLabelMoved, and nothing changes.
+	From int
 }
 
 // labelGuard loads preset id and its label name in tx for a change by
@@ -183,6 +190,9 @@ func (s *Store) MovePresetLabel(ctx context.Context, mover int64, isAdmin bool, 
 		p, cur, err := labelGuard(ctx, tx, mover, isAdmin, ch.PresetID, ch.Label)
 		if err != nil {
 			return err
+		}
+		if ch.From != 0 && (cur == nil || cur.Version != ch.From) {
+			return ErrLabelMoved
 		}
 		protect := cur != nil && cur.Protected
 		if ch.Protect != nil && *ch.Protect != protect {
@@ -224,7 +234,7 @@ VALUES (?, ?, ?, ?, ?, ?, ?)`, ch.PresetID, ch.Label, from, ch.Version, protect,
 		return nil
 	})
 	if err != nil {
-		if errors.Is(err, ErrLabelProtected) || errors.Is(err, ErrNoVersion) {
+		if errors.Is(err, ErrLabelProtected) || errors.Is(err, ErrNoVersion) || errors.Is(err, ErrLabelMoved) {
 			return PresetLabel{}, err
 		}
 		return PresetLabel{}, presetError(err, "move label %q of preset %d", ch.Label, ch.PresetID)

@@ -179,3 +179,23 @@ func TestFindPresetByName(t *testing.T) {
 		t.Errorf("alice has two: %v", err)
 	}
 }
+
+func TestLabelMoveFromASeenVersion(t *testing.T) {
+	ctx := context.Background()
+	s, _ := openStore(t)
+	team := newPresetTeam(t, s)
+	p := withVersions(t, s, createPreset(t, s, team.alice, "Summariser", db.PresetTeam), 3)
+	_, err := s.MovePresetLabel(ctx, team.alice, false, db.LabelChange{PresetID: p.ID, Label: "production", Version: 1})
+	must(t, err)
+	// Seen at 1, moved by bob to 2 meanwhile: alice's move from 1 is refused.
+	_, err = s.MovePresetLabel(ctx, team.bob, false, db.LabelChange{PresetID: p.ID, Label: "production", Version: 2, From: 1})
+	must(t, err)
+	if _, err := s.MovePresetLabel(ctx, team.alice, false, db.LabelChange{PresetID: p.ID, Label: "production", Version: 3, From: 1}); !errors.Is(err, db.ErrLabelMoved) {
+		t.Errorf("a move from a stale version: %v, want ErrLabelMoved", err)
+	}
+	ls, err := s.PresetLabels(ctx, team.alice, p.ID)
+	must(t, err)
+	if len(ls) != 1 || ls[0].Version != 2 {
+		t.Errorf("after the refused move: %+v", ls)
+	}
+}

@@ -84,8 +84,17 @@ func (h *Handler) MovePresetLabel(c *fiber.Ctx) error {
 		}
 	}
 
-	l, err := h.store.MovePresetLabel(ctx(c), u.ID, u.IsAdmin(), db.LabelChange{PresetID: p.ID, Label: name, Version: version, Protect: protect})
+	// The move is made at the version the user saw (and, for a protected
+	// label, confirmed the diff from), in the same transaction as the
+	// check: one moved meanwhile is asked about again.
+	from := 0
+	if cur != nil {
+		from = cur.Version
+	}
+	l, err := h.store.MovePresetLabel(ctx(c), u.ID, u.IsAdmin(), db.LabelChange{PresetID: p.ID, Label: name, Version: version, Protect: protect, From: from})
 	switch {
+	case errors.Is(err, db.ErrLabelMoved):
+		return h.renderLabelForm(c, fiber.StatusConflict, form, field.Errors{"label": fmt.Sprintf("The label %s was moved by someone else a moment ago: check where it points now and try again.", name)}, nil)
 	case errors.Is(err, db.ErrNoVersion):
 		return h.renderLabelForm(c, fiber.StatusUnprocessableEntity, form, field.Errors{"label_version": "The preset has no version " + strconv.Itoa(version) + "."}, nil)
 	case errors.Is(err, db.ErrLabelProtected):
