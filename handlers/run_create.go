@@ -128,6 +128,9 @@ type preparedRun struct {
 	client   *llm.Client
 	vars     []byte // the variable values as JSON; nil when none
 	presetID int64
+	// experiment is the experiment the run is a cell (or a judge's
+	// grading) of; 0 when none.
+	experiment int64
 }
 
 // checkedRun is a run spec with its variables filled in and validated
@@ -233,6 +236,7 @@ func (h *Handler) launchRun(ctx context.Context, user int64, p preparedRun, grou
 	row := db.Run{
 		ID: h.store.NextRunID(), UserID: user, Provider: p.provider, Endpoint: string(p.spec.Endpoint), Model: p.spec.Model(),
 		Spec: string(specJSON), Variables: string(p.vars), PresetID: presetID, GroupID: group, Pane: pane, CreatedAt: time.Now(),
+		ExperimentID: p.experiment,
 	}
 	// The runner writes the row, in parallel with the upstream request
 	// it starts now: the first token does not wait for the database.
