@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 )
 
@@ -70,6 +71,7 @@ func readDelimited(r io.Reader, lim Limits, delim byte) (Table, error) {
 		}
 	}
 
+	var expected []string
 	for {
 		rec, err := cr.Read()
 		if err == io.EOF {
@@ -85,6 +87,11 @@ func readDelimited(r io.Reader, lim Limits, delim byte) (Table, error) {
 		if len(rec) != len(names) {
 			return Table{}, raggedError(cr, rec, names)
 		}
+		if len(expected) == cap(expected) {
+			// Expected answers point into a block of strings: one
+			// allocation per 1,024 rows instead of one per row.
+			expected = make([]string, 0, 1024)
+		}
 		row := Row{Vars: make(map[string]string, len(t.Columns))}
 		for i, v := range rec {
 			if len(v) > lim.MaxCell {
@@ -97,7 +104,8 @@ func readDelimited(r io.Reader, lim Limits, delim byte) (Table, error) {
 				row.Vars[names[i]] = v
 			case isExpected:
 				if v != "" {
-					row.Expected = &v
+					expected = append(expected, v)
+					row.Expected = &expected[len(expected)-1]
 				}
 			case isTags:
 				tags, msg := normalizeTags(splitTags(v))
@@ -203,7 +211,7 @@ func WriteCSV(w io.Writer, t Table) error {
 		if row.Expected != nil {
 			record[n] = protect(*row.Expected)
 		}
-		tags, _ := normalizeTags(row.Tags)
+		tags, _ := normalizeTags(slices.Clone(row.Tags))
 		record[n+1] = protect(strings.Join(tags, ","))
 		writeRecord(bw, record)
 	}

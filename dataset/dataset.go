@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"path"
-	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -52,10 +51,34 @@ const (
 	MaxColumns = 1000 // variables in one dataset
 )
 
-var (
-	variableName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]{0,63}$`)
-	tagPattern   = regexp.MustCompile(`^[a-z0-9_-]{1,32}$`)
-)
+// isVariableName reports whether s is a preset variable's name, as
+// `^[A-Za-z_][A-Za-z0-9_]{0,63}$` says (written out: it runs per cell).
+func isVariableName(s string) bool {
+	if s == "" || len(s) > 64 || ('0' <= s[0] && s[0] <= '9') {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '_') {
+			return false
+		}
+	}
+	return true
+}
+
+// isTag reports whether s is a normalised tag: `^[a-z0-9_-]{1,32}$`.
+func isTag(s string) bool {
+	if s == "" || len(s) > MaxTagLen {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !('a' <= c && c <= 'z' || '0' <= c && c <= '9' || c == '_' || c == '-') {
+			return false
+		}
+	}
+	return true
+}
 
 // Error is why a file was refused: the line and column of the first
 // problem (both 0 for a problem with the whole file) and what is wrong,
@@ -184,18 +207,23 @@ func splitTags(s string) []string {
 	})
 }
 
-// normalizeTags lowercases, sorts and deduplicates tags, as presets do;
-// msg says what is wrong with the first bad tag or the count.
+// normalizeTags lowercases, sorts and deduplicates tags, as presets do,
+// in tags' own array; msg says what is wrong with the first bad tag or
+// the count.
 func normalizeTags(tags []string) (out []string, msg string) {
+	out = tags[:0]
 	for _, t := range tags {
 		t = strings.ToLower(strings.TrimSpace(t))
 		if t == "" {
 			continue
 		}
-		if !tagPattern.MatchString(t) {
+		if !isTag(t) {
 			return nil, fmt.Sprintf("the tag %q is not 1 to %d of a-z, 0-9, - and _", t, MaxTagLen)
 		}
 		out = append(out, t)
+	}
+	if len(out) == 0 {
+		return nil, ""
 	}
 	slices.Sort(out)
 	out = slices.Compact(out)
@@ -212,7 +240,7 @@ func checkName(name string) string {
 		return "this column has no name; the header names every column"
 	case isReserved(name):
 		return fmt.Sprintf("%q is a special column here and cannot be a variable", name)
-	case !variableName.MatchString(name):
+	case !isVariableName(name):
 		return fmt.Sprintf("%q is not a variable name: use letters, digits and _, starting with a letter or _, at most 64 characters (such as user_name)", name)
 	}
 	return ""
@@ -275,7 +303,7 @@ func check(t Table) error {
 		if row.Expected != nil && !isText(*row.Expected) {
 			return fmt.Errorf("dataset: unable to write the table: row %d: the expected answer is not UTF-8", i+1)
 		}
-		if _, msg := normalizeTags(row.Tags); msg != "" {
+		if _, msg := normalizeTags(slices.Clone(row.Tags)); msg != "" {
 			return fmt.Errorf("dataset: unable to write the table: row %d: %s", i+1, msg)
 		}
 	}

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 )
 
@@ -307,7 +308,7 @@ func WriteJSONL(w io.Writer, t Table) error {
 			bw.WriteString(`,"expected":`)
 			quote(*row.Expected)
 		}
-		if tags, _ := normalizeTags(row.Tags); len(tags) > 0 {
+		if tags, _ := normalizeTags(slices.Clone(row.Tags)); len(tags) > 0 {
 			bw.WriteString(`,"tags":[`)
 			for i, tag := range tags {
 				if i > 0 {

@@ -25,11 +25,11 @@ type source struct {
 	err      error
 	started  bool // the byte order mark is handled
 	stalls   int
-	line     int   // line of the next byte to check, from 1
-	off      int64 // offset of the next byte to check, the mark not counted
-	lineOff  int64 // offset of the first byte of the current line
-	delim    byte  // 0: quotes are not followed
-	state    quoteState
+	line     int        // line of the next byte to check, from 1
+	off      int64      // offset of the next byte to check, the mark not counted
+	lineOff  int64      // offset of the first byte of the current line
+	state    quoteState // lost when delim is 0: quotes are not followed
+	delim    byte
 	openLine int // where the quoted value now open started
 	openCol  int
 }
@@ -49,7 +49,11 @@ const (
 )
 
 func newSource(r io.Reader, max int64, delim byte) *source {
-	return &source{r: r, max: max, buf: make([]byte, 32<<10), line: 1, delim: delim}
+	s := &source{r: r, max: max, buf: make([]byte, 32<<10), line: 1, delim: delim}
+	if delim == 0 {
+		s.state = lost
+	}
+	return s
 }
 
 func (s *source) Read(p []byte) (int, error) {
@@ -125,67 +129,78 @@ func (s *source) unclosed() (line, col int, ok bool) {
 	return 0, 0, false
 }
 
-// scan counts lines and follows quotes through checked bytes.
+// scan counts lines and follows quotes through checked bytes. It jumps
+// from quote to quote: between two quotes only the line count changes.
 func (s *source) scan(b []byte) {
-	if s.delim == 0 || s.state == lost {
-		for {
-			i := bytes.IndexByte(b, '\n')
+	delim := s.delim
+	for len(b) > 0 {
+		switch s.state {
+		case inQuotes:
+			i := bytes.IndexByte(b, '"')
 			if i < 0 {
-				s.off += int64(len(b))
+				s.count(b)
 				return
 			}
-			s.line++
-			s.off += int64(i + 1)
-			s.lineOff = s.off
-			b = b[i+1:]
+			s.count(b[:i+1])
+			s.state, b = afterQuote, b[i+1:]
+		case atFieldStart, inBare:
+			i := bytes.IndexByte(b, '"')
+			if i < 0 {
+				if c := b[len(b)-1]; c == delim || c == '\n' {
+					s.state = atFieldStart
+				} else {
+					s.state = inBare
+				}
+				s.count(b)
+				return
+			}
+			if i > 0 {
+				if c := b[i-1]; c == delim || c == '\n' {
+					s.state = atFieldStart
+				} else {
+					s.state = inBare
+				}
+			}
+			s.count(b[:i])
+			if s.state == inBare {
+				s.state = lost
+				continue
+			}
+			s.openLine, s.openCol = s.line, int(s.off-s.lineOff)+1
+			s.count(b[i : i+1])
+			s.state, b = inQuotes, b[i+1:]
+		case afterQuote, afterQuoteCR:
+			switch c := b[0]; {
+			case s.state == afterQuoteCR:
+				s.state = lost
+				if c == '\n' {
+					s.state = atFieldStart
+				}
+			case c == '"':
+				s.state = inQuotes
+			case c == delim || c == '\n':
+				s.state = atFieldStart
+			case c == '\r':
+				s.state = afterQuoteCR
+			default:
+				s.state = lost
+			}
+			s.count(b[:1])
+			b = b[1:]
+		default: // not following quotes
+			s.count(b)
+			return
 		}
 	}
-	st, delim := s.state, s.delim
-	for i, c := range b {
-		switch st {
-		case atFieldStart, inBare:
-			switch c {
-			case '"':
-				if st == inBare {
-					st = lost
-				} else {
-					st = inQuotes
-					s.openLine, s.openCol = s.line, int(s.off+int64(i)-s.lineOff)+1
-				}
-			case delim, '\n':
-				st = atFieldStart
-			default:
-				st = inBare
-			}
-		case inQuotes:
-			if c == '"' {
-				st = afterQuote
-			}
-		case afterQuote:
-			switch c {
-			case '"':
-				st = inQuotes
-			case delim, '\n':
-				st = atFieldStart
-			case '\r':
-				st = afterQuoteCR
-			default:
-				st = lost
-			}
-		case afterQuoteCR:
-			if c == '\n' {
-				st = atFieldStart
-			} else {
-				st = lost
-			}
-		}
-		if c == '\n' {
-			s.line++
-			s.lineOff = s.off + int64(i) + 1
-		}
+}
+
+// count moves the position past b.
+func (s *source) count(b []byte) {
+	if n := bytes.Count(b, []byte{'\n'}); n > 0 {
+		s.line += n
+		s.lineOff = s.off + int64(bytes.LastIndexByte(b, '\n')) + 1
 	}
 	s.off += int64(len(b))
-	s.state = st
 }
 
 // cutRune returns how many bytes at the end of b start a rune that the
