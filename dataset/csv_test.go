@@ -86,6 +86,8 @@ func TestReadCSVRefuses(t *testing.T) {
 			`the tag "no!" is not 1 to 32 of a-z, 0-9, - and _`},
 		{"too many tags", "q,tags\n1," + tagList(21) + "\n", Limits{}, 2, 3,
 			"a row has at most 20 tags; this one has 21"},
+		{"more variables than a dataset holds", manyColumns(1001) + "\n1\n", Limits{}, 1, strings.Index(manyColumns(1001), "v1000") + 1,
+			"a dataset has at most 1,000 variables; this is one more"},
 		{"header but no rows", "a,b\n", Limits{}, 0, 0, "the file has a header but no rows"},
 		{"header and blank lines", "a,b\r\n\r\n\n", Limits{}, 0, 0, "the file has a header but no rows"},
 		{"empty file", "", Limits{}, 0, 0, "the file is empty; its first line must be the header"},
@@ -103,6 +105,14 @@ func TestReadCSVRefuses(t *testing.T) {
 			wantError(t, tb, err, tt.line, tt.col, tt.want)
 		})
 	}
+}
+
+func manyColumns(n int) string {
+	var names []string
+	for i := range n {
+		names = append(names, fmt.Sprintf("v%d", i))
+	}
+	return strings.Join(names, ",")
 }
 
 func tagList(n int) string {

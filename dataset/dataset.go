@@ -44,7 +44,7 @@ type Limits struct {
 // DefaultLimits are the limits of an upload.
 var DefaultLimits = Limits{MaxBytes: 50 << 20, MaxRows: 100_000, MaxCell: 1 << 20}
 
-// Rules of names and tags, shared with presets.
+// Bounds of a row's tags (as a preset's) and of a dataset's variables.
 const (
 	MaxTags    = 20   // tags on one row
 	MaxTagLen  = 32   // bytes of one tag
@@ -88,6 +88,8 @@ type Error struct {
 	Message      string
 }
 
+// Error says where and what: "line 14, column 3: …", or only what for a
+// problem with the whole file.
 func (e *Error) Error() string {
 	switch {
 	case e.Line > 0 && e.Column > 0:

@@ -7,8 +7,9 @@
 //
 // # A dataset file
 //
-// Upload a CSV file (.csv), a tab-separated file (.tsv), or a JSON Lines
-// file (.jsonl), or paste the same text. The file must be UTF-8 (a byte
+// Upload a CSV file (.csv, comma- or semicolon-separated), a tab-separated
+// file (.tsv), or a JSON Lines file (.jsonl), or paste the same text (a
+// spreadsheet's copied cells are tab-separated). The file must be UTF-8 (a byte
 // order mark at the start is allowed and ignored), at most 50 MB, with at
 // most 100,000 rows; one value is at most 1 MB.
 //
@@ -31,10 +32,13 @@
 //
 // Spreadsheet safety: a value that Knobs exports starting with =, +, -, @,
 // a tab or ' gets one ' in front of it, so that a spreadsheet shows it as
-// text instead of running it as a formula. Reading a CSV file removes that
-// one ' again: a value starting with ' followed by one of those characters
-// loses its first '. So an export reads back exactly, and a value a
-// spreadsheet user protected with ' arrives without it.
+// text instead of running it as a formula. Reading a CSV or tab-separated
+// file removes that one ' again: a value starting with ' followed by one
+// of those characters loses its first '. So an export reads back exactly,
+// and a value a spreadsheet user protected with ' arrives without it.
+// Exports also start with a byte order mark, so that spreadsheets read
+// them as UTF-8, and a variable a row has no value for is exported as an
+// empty value (CSV cannot tell the two apart; JSON Lines can).
 //
 // An empty "expected" value means the row has no reference answer. An
 // empty variable value is a value: the variable is filled with nothing.
