@@ -64,6 +64,8 @@ func TestReadCSVRefuses(t *testing.T) {
 			"not UTF-8"},
 		{"invalid UTF-8 inside a quoted value across lines", "a\n\"x\ny\xfe\"\n", Limits{}, 3, 2,
 			"(byte 0xFE)"},
+		{"UTF-16 file", "\xff\xfea\x00,\x00b\x00", Limits{}, 1, 1,
+			"the file is UTF-16 text"},
 		{"rune cut by the end of the file", "a\nx\xc3", Limits{}, 2, 2,
 			"(byte 0xC3)"},
 		{"unterminated quote", "a,b\n1,\"x\ny\n", Limits{}, 2, 3,

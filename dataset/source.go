@@ -6,7 +6,11 @@ import (
 	"unicode/utf8"
 )
 
-var bom = []byte{0xEF, 0xBB, 0xBF}
+var (
+	bom     = []byte{0xEF, 0xBB, 0xBF}
+	utf16LE = []byte{0xFF, 0xFE}
+	utf16BE = []byte{0xFE, 0xFF}
+)
 
 // source is what every reader reads a file through: it refuses a file
 // past the size limit as soon as it has seen one byte too many, refuses
@@ -90,12 +94,19 @@ func (s *source) fill() {
 	}
 	s.stalls = 0
 	if !s.started {
-		if len(data) < len(bom) && err == nil && bytes.HasPrefix(bom, data) {
+		// The marks of UTF-8 and UTF-16 text: wait for enough bytes to
+		// tell.
+		if len(data) < len(bom) && err == nil && (bytes.HasPrefix(bom, data) || bytes.HasPrefix(utf16LE, data) || bytes.HasPrefix(utf16BE, data)) {
 			s.pend = data
 			return
 		}
 		data = bytes.TrimPrefix(data, bom)
 		s.started = true
+		if bytes.HasPrefix(data, utf16LE) || bytes.HasPrefix(data, utf16BE) {
+			s.ready, s.pend = nil, nil
+			s.err = errorAt(1, 1, "the file is UTF-16 text (as a spreadsheet's \"Unicode Text\" saves it); save it as CSV UTF-8 and try again")
+			return
+		}
 	}
 	cut := len(data)
 	if err == nil {
