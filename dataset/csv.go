@@ -48,7 +48,7 @@ func readDelimited(r io.Reader, lim Limits, delim byte) (Table, error) {
 		line, col := cr.FieldPos(i)
 		name := strings.TrimSpace(h)
 		if j, ok := seen[strings.ToLower(name)]; ok && name != "" {
-			return Table{}, errorAt(line, col, "the column %q has the same name as column %d, %q (names are compared ignoring case)", name, j+1, names[j])
+			return Table{}, errorAt(line, col, "the name %q is already the name of the %s column, %q (names are compared ignoring case)", name, ordinal(j+1), names[j])
 		}
 		seen[strings.ToLower(name)] = i
 		names[i] = name
@@ -60,7 +60,7 @@ func readDelimited(r io.Reader, lim Limits, delim byte) (Table, error) {
 		default:
 			if msg := checkName(name); msg != "" {
 				if name == "" {
-					msg = fmt.Sprintf("column %d has no name; the header names every column", i+1)
+					msg = fmt.Sprintf("the %s column has no name; the header names every column", ordinal(i+1))
 				}
 				return Table{}, errorAt(line, col, "%s", msg)
 			}
@@ -85,7 +85,7 @@ func readDelimited(r io.Reader, lim Limits, delim byte) (Table, error) {
 			return Table{}, errorAt(line, 1, "the file has more than %s rows, the most one dataset may have; split it into smaller files", countText(lim.MaxRows))
 		}
 		if len(rec) != len(names) {
-			return Table{}, raggedError(cr, rec, names)
+			return Table{}, raggedError(cr, rec, names, delim)
 		}
 		if len(expected) == cap(expected) {
 			// Expected answers point into a block of strings: one
@@ -125,10 +125,10 @@ func readDelimited(r io.Reader, lim Limits, delim byte) (Table, error) {
 }
 
 // raggedError names a row whose count of values is not the header's.
-func raggedError(cr *csv.Reader, rec, names []string) *Error {
+func raggedError(cr *csv.Reader, rec, names []string, delim byte) *Error {
 	if len(rec) > len(names) {
 		line, col := cr.FieldPos(len(names))
-		return errorAt(line, col, "this row has %s but the header names %s; this value has no column (a value holding a comma goes in double quotes)", plural(len(rec), "value"), plural(len(names), "column"))
+		return errorAt(line, col, "this row has %s but the header names %s; this value has no column (a value holding a %s goes in double quotes)", plural(len(rec), "value"), plural(len(names), "column"), delimName(delim))
 	}
 	line, col := cr.FieldPos(len(rec) - 1)
 	return errorAt(line, col, "this row has %s but the header names %s; the value for %q is missing after this one", plural(len(rec), "value"), plural(len(names), "column"), names[len(rec)])

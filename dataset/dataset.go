@@ -319,3 +319,20 @@ func plural(n int, thing string) string {
 	}
 	return countText(n) + " " + thing + "s"
 }
+
+// ordinal says n as a position: 1st, 2nd, 3rd, 11th, 22nd.
+func ordinal(n int) string {
+	suffix := "th"
+	switch n % 10 {
+	case 1:
+		suffix = "st"
+	case 2:
+		suffix = "nd"
+	case 3:
+		suffix = "rd"
+	}
+	if n%100 >= 11 && n%100 <= 13 {
+		suffix = "th"
+	}
+	return countText(n) + suffix
+}

@@ -43,6 +43,8 @@ func TestReadNamesTheSeparatorInQuoteErrors(t *testing.T) {
 	wantError(t, tb, err, 2, 3, "more text follows before the next tab")
 	tb, err = Read("cases.csv", strings.NewReader("a;b\nx;1\n\"x\"y;1\n"), Limits{})
 	wantError(t, tb, err, 3, 3, "more text follows before the next semicolon")
+	tb, err = Read("cases.tsv", strings.NewReader("a\tb\nx\t1\t2\n"), Limits{})
+	wantError(t, tb, err, 2, 5, "this value has no column (a value holding a tab goes in double quotes)")
 }
 
 func TestReadPasted(t *testing.T) {
@@ -98,6 +100,11 @@ func TestErrorText(t *testing.T) {
 	} {
 		if got := tt.e.Error(); got != tt.want {
 			t.Errorf("got %q, want %q", got, tt.want)
+		}
+	}
+	for n, want := range map[int]string{1: "1st", 2: "2nd", 3: "3rd", 4: "4th", 11: "11th", 12: "12th", 13: "13th", 21: "21st", 112: "112th", 1002: "1,002nd"} {
+		if got := ordinal(n); got != want {
+			t.Errorf("ordinal(%d) = %q, want %q", n, got, want)
 		}
 	}
 	for n, want := range map[int64]string{50 << 20: "50 MB", 64 << 10: "64 KB", 1000: "1,000 bytes", 1_234_567: "1,234,567 bytes"} {
