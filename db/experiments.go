@@ -443,3 +443,103 @@ ON CONFLICT (cell_id, user_id) DO UPDATE SET thumbs = excluded.thumbs, stars = e
 	}
 	return affectedOne(res)
 }
+
+// VariantAggregate sums up one variant's cells.
+type VariantAggregate struct {
+	Variant             int
+	Cells, Done, Errors int
+	Tokens              int
+	CostUSD             float64
+	RatedUp, RatedDown  int
+	Latencies           []float64 // of the cells done, for percentiles
+	Graders             []GraderAggregate
+}
+
+// GraderAggregate sums up one grader's verdicts on a variant's cells.
+type GraderAggregate struct {
+	Graded, Passed, Errors int
+	ScoreSum               float64
+}
+
+// ExperimentAggregates sums up an experiment's cells per variant (of
+// variants) and grader (of graders); the caller has checked that the
+// experiment is seen.
+func (s *Store) ExperimentAggregates(ctx context.Context, id int64, variants, graders int) ([]VariantAggregate, error) {
+	out := make([]VariantAggregate, variants)
+	for i := range out {
+		out[i] = VariantAggregate{Variant: i, Graders: make([]GraderAggregate, graders)}
+	}
+	at := func(v int) *VariantAggregate {
+		if v < 0 || v >= len(out) {
+			return nil
+		}
+		return &out[v]
+	}
+	rows, err := s.r.QueryContext(ctx, `SELECT variant, status, latency_ms, tokens, cost_usd FROM experiment_cells WHERE experiment_id = ?`, id)
+	if err != nil {
+		return nil, fmt.Errorf("db: unable to sum up experiment %d: %w", id, err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var v, tokens int
+		var status string
+		var latency, cost float64
+		if err := rows.Scan(&v, &status, &latency, &tokens, &cost); err != nil {
+			return nil, fmt.Errorf("db: unable to sum up experiment %d: %w", id, err)
+		}
+		a := at(v)
+		if a == nil {
+			continue
+		}
+		a.Cells++
+		a.Tokens += tokens
+		a.CostUSD += cost
+		switch status {
+		case CellDone:
+			a.Done++
+			a.Latencies = append(a.Latencies, latency)
+		case CellError:
+			a.Errors++
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	grades, err := s.r.QueryContext(ctx, `SELECT c.variant, g.grader, count(*), sum(g.error = '' AND g.pass), sum(g.error != ''),
+	sum(CASE WHEN g.error = '' THEN g.score ELSE 0 END)
+FROM experiment_grades g JOIN experiment_cells c ON c.id = g.cell_id WHERE c.experiment_id = ? GROUP BY c.variant, g.grader`, id)
+	if err != nil {
+		return nil, fmt.Errorf("db: unable to sum up the grades of experiment %d: %w", id, err)
+	}
+	defer grades.Close()
+	for grades.Next() {
+		var v, g, n, passed, errs int
+		var sum float64
+		if err := grades.Scan(&v, &g, &n, &passed, &errs, &sum); err != nil {
+			return nil, fmt.Errorf("db: unable to sum up the grades of experiment %d: %w", id, err)
+		}
+		if a := at(v); a != nil && g >= 0 && g < len(a.Graders) {
+			a.Graders[g] = GraderAggregate{Graded: n - errs, Passed: passed, Errors: errs, ScoreSum: sum}
+		}
+	}
+	if err := grades.Err(); err != nil {
+		return nil, err
+	}
+	ratings, err := s.r.QueryContext(ctx, `SELECT c.variant, sum(r.thumbs = 1), sum(r.thumbs = 0)
+FROM experiment_ratings r JOIN experiment_cells c ON c.id = r.cell_id WHERE c.experiment_id = ? GROUP BY c.variant`, id)
+	if err != nil {
+		return nil, fmt.Errorf("db: unable to sum up the ratings of experiment %d: %w", id, err)
+	}
+	defer ratings.Close()
+	for ratings.Next() {
+		var v int
+		var up, down sql.NullInt64
+		if err := ratings.Scan(&v, &up, &down); err != nil {
+			return nil, fmt.Errorf("db: unable to sum up the ratings of experiment %d: %w", id, err)
+		}
+		if a := at(v); a != nil {
+			a.RatedUp, a.RatedDown = int(up.Int64), int(down.Int64)
+		}
+	}
+	return out, ratings.Err()
+}

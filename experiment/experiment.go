@@ -48,6 +48,8 @@ type Started struct {
 	// PricesKnown says Knobs knows the model's prices, so a cost of 0 is
 	// a cost of 0 and not an unknown one.
 	PricesKnown bool
+	// Stop cancels the run, keeping its partial output; nil: it cannot be.
+	Stop func()
 }
 
 // Launch validates a setup for user and starts its run. Field errors
@@ -126,7 +128,8 @@ func (x *Executor) Start(e db.Experiment) error {
 		return nil
 	}
 	ctx, cancel := context.WithCancelCause(context.Background())
-	j := &job{x: x, e: e, ctx: ctx, cancel: cancel, feed: newFeed(), started: time.Now()}
+	j := &job{x: x, e: e, ctx: ctx, cancel: cancel, feed: newFeed(), started: time.Now(), done: make(chan struct{})}
+	j.feed.setTotals(e.Total, e.Finished, e.Failed)
 	x.jobs[e.ID] = j
 	x.wg.Add(1)
 	go func() {
@@ -136,6 +139,7 @@ func (x *Executor) Start(e db.Experiment) error {
 		delete(x.jobs, e.ID)
 		x.mu.Unlock()
 		j.feed.close()
+		close(j.done)
 	}()
 	return nil
 }
@@ -185,6 +189,20 @@ func (x *Executor) Subscribe(id int64) (f *Feed, ok bool) {
 	return j.feed, true
 }
 
+// Wait waits until an experiment no longer runs here, or ctx ends.
+func (x *Executor) Wait(ctx context.Context, id int64) {
+	x.mu.Lock()
+	j, ok := x.jobs[id]
+	x.mu.Unlock()
+	if !ok {
+		return
+	}
+	select {
+	case <-j.done:
+	case <-ctx.Done():
+	}
+}
+
 // Running reports whether the experiment runs here.
 func (x *Executor) Running(id int64) bool {
 	x.mu.Lock()
@@ -221,6 +239,7 @@ type job struct {
 	cancel  context.CancelCauseFunc
 	feed    *Feed
 	started time.Time
+	done    chan struct{} // closed once it has ended and left jobs
 
 	variants []variant
 	graders  []cellGrader
@@ -318,7 +337,6 @@ func (j *job) work() error {
 	if err != nil {
 		return err
 	}
-	j.feed.setTotals(j.e.Total, j.e.Finished, j.e.Failed)
 	perProvider := map[string]chan struct{}{}
 	for _, v := range j.variants {
 		if perProvider[v.spec.Provider] == nil {
@@ -401,7 +419,7 @@ func (j *job) cell(c db.Cell) {
 		if err := j.x.store.StartCell(j.ctx, c.ID, run); err != nil && j.ctx.Err() == nil {
 			j.x.log.Error("starting a cell", "experiment", j.e.ID, "cell", c.ID, "err", err)
 		}
-		if res, ok = j.wait(started.Run); !ok {
+		if res, ok = j.wait(started); !ok {
 			return // cancelled or shutting down: the run is stopped and stored
 		}
 		if e := res.Error; e != nil && retryable(e) && attempt+1 < j.x.opts.MaxAttempts {
@@ -449,15 +467,30 @@ func (j *job) start(s Setup) (Started, field.Errors, error) {
 	}
 }
 
+// stopWait bounds the wait for a cancelled run to be stored.
+const stopWait = 10 * time.Second
+
 // wait listens to a run until all of it is stored and reads its result;
-// false when the experiment was stopped meanwhile (the run is then
-// cancelled, its partial output kept in history).
-func (j *job) wait(run *runner.Run) (runner.Result, bool) {
+// false when the experiment was stopped meanwhile. A cancelled
+// experiment stops the run and waits (a bounded time) until its partial
+// output is kept in history; a stop of Knobs leaves the run to the
+// runner's shutdown.
+func (j *job) wait(s Started) (runner.Result, bool) {
+	run := s.Run
 	leave := run.Subscribe()
 	defer leave()
 	select {
 	case <-run.Kept():
 	case <-j.ctx.Done():
+		if errors.Is(context.Cause(j.ctx), errCancelled) && s.Stop != nil {
+			s.Stop()
+			t := time.NewTimer(stopWait)
+			defer t.Stop()
+			select {
+			case <-run.Kept():
+			case <-t.C:
+			}
+		}
 		return runner.Result{}, false
 	}
 	r, err := j.x.store.Run(j.ctx, j.e.OwnerID, run.ID)
@@ -554,7 +587,7 @@ func (j *job) judge(g cellGrader, in grade.Input, cell Setup) (grade.Grade, int6
 	if len(fe) > 0 {
 		return grade.Grade{}, 0, errors.New("the judge was not sent: " + fe.Describe())
 	}
-	res, ok := j.wait(started.Run)
+	res, ok := j.wait(started)
 	if !ok {
 		return grade.Grade{}, started.Run.ID, errors.New("the experiment stopped before the judge answered")
 	}

@@ -26,5 +26,6 @@ func (h *Handler) launchCell(ctx context.Context, user int64, s experiment.Setup
 	if err != nil {
 		return experiment.Started{}, nil, err
 	}
-	return experiment.Started{Run: run, PricesKnown: p.model.PromptPrice > 0 || p.model.CompletionPrice > 0}, nil, nil
+	return experiment.Started{Run: run, PricesKnown: p.model.PromptPrice > 0 || p.model.CompletionPrice > 0,
+		Stop: func() { h.runner.Cancel(run.ID, user) }}, nil, nil
 }

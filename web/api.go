@@ -220,3 +220,24 @@ func documentPresetFile(api huma.API) {
 		Content: map[string]*huma.MediaType{"application/json": {Schema: reg.Schema(reflect.TypeFor[handlers.PresetFile](), true, "PresetFile")}}}
 	op.Responses["304"] = &huma.Response{Description: "The copy named by If-None-Match is still the one."}
 }
+
+// documentExperimentEvents adds GET /experiments/{id}/events, a plain
+// Fiber route, to the document.
+func documentExperimentEvents(api huma.API) {
+	doc := api.OpenAPI()
+	def := doc.Paths["/experiments/{id}"].Get.Responses["default"]
+	doc.AddOperation(&huma.Operation{
+		OperationID: "stream-experiment-events", Method: http.MethodGet, Path: "/experiments/{id}/events", Tags: []string{"Experiments"},
+		Summary:     "An experiment's events as server-sent events: one connection for the whole grid",
+		Description: "A cell event as each cell ends ({seq, kind: \"cell\", cell: {id, variant, row, repeat, status, output, grades, latency_ms, tokens, cost_usd, error}, progress: {done, total, failed, elapsed_ms, cells_per_s, remaining_ms, spent_usd}}), then end ({status, error}). Each event has an id; reconnect with Last-Event-ID (or ?after=N) to resume after it. A reader too far behind gets reset first: reload the results. An experiment that has ended answers its end event at once.",
+		Parameters: []*huma.Param{
+			{Name: "id", In: "path", Required: true, Description: "The experiment's id.", Schema: &huma.Schema{Type: huma.TypeInteger, Format: "int64", Minimum: ptr(1.0)}},
+			{Name: "after", In: "query", Description: "Resume after this event id.", Schema: &huma.Schema{Type: huma.TypeInteger}},
+			{Name: "Last-Event-ID", In: "header", Description: "Resume after this event id, as EventSource sends it.", Schema: &huma.Schema{Type: huma.TypeString}},
+		},
+		Responses: map[string]*huma.Response{
+			"200":     {Description: "The event stream; it ends after the end event.", Content: map[string]*huma.MediaType{"text/event-stream": {Schema: &huma.Schema{Type: huma.TypeString}}}},
+			"default": def,
+		},
+	})
+}

@@ -29,6 +29,7 @@ import (
 	"knobs/config"
 	"knobs/db"
 	"knobs/db/dbtest"
+	"knobs/experiment"
 	"knobs/handlers"
 	"knobs/llm"
 	"knobs/markdown"
@@ -65,6 +66,8 @@ type serverSetup struct {
 	runStore func(*db.Store) runner.Store
 	accept   func(net.Conn)   // called on each accepted connection, if set
 	now      func() time.Time // the handlers' clock; nil: time.Now
+	// experiments tune the experiments' retries; zero: the defaults.
+	experiments experiment.Options
 }
 
 // serverOption changes how newServer builds the app.
@@ -164,7 +167,8 @@ func newServer(t testing.TB, opts ...serverOption) *server {
 		runStore = setup.runStore(store)
 	}
 	runs := runner.New(runStore, log, setup.runner)
-	h := handlers.New(handlers.Options{Store: store, Box: box, Config: cfg, Log: log, Runner: runs, BcryptCost: bcrypt.MinCost, Sim: setup.sim, Now: setup.now})
+	h := handlers.New(handlers.Options{Store: store, Box: box, Config: cfg, Log: log, Runner: runs, BcryptCost: bcrypt.MinCost, Sim: setup.sim, Now: setup.now,
+		Experiments: setup.experiments})
 	app := web.New(h, session.NewManager(cfg.Secret, cfg.SecureCookies), log)
 
 	ln, err := net.Listen("tcp", cfg.Addr)
@@ -177,9 +181,15 @@ func newServer(t testing.TB, opts ...serverOption) *server {
 	}
 	served := make(chan error, 1)
 	go func() { served <- app.Listener(ln) }()
+	if err := h.ResumeExperiments(context.Background()); err != nil {
+		t.Errorf("resume experiments: %v", err)
+	}
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
+		if err := h.ShutdownExperiments(ctx); err != nil {
+			t.Errorf("experiments shutdown: %v", err)
+		}
 		if err := runs.Shutdown(ctx); err != nil {
 			t.Errorf("runs shutdown: %v", err)
 		}

@@ -46,10 +46,18 @@ func routes(app *fiber.App, h *handlers.Handler, sessions *session.Manager, log 
 	huma.Register(api, huma.Operation{OperationID: "list-preset-labels", Method: http.MethodGet, Path: "/presets/{id}/labels", Summary: "A preset's labels and the history of their moves", Tags: []string{"Presets"}}, h.ListAPILabels)
 	huma.Register(api, huma.Operation{OperationID: "move-preset-label", Method: http.MethodPut, Path: "/presets/{id}/labels/{label}", Summary: "Point a label of a preset at one of its versions (recorded)", Tags: []string{"Presets"}}, h.MoveAPILabel)
 	huma.Register(api, huma.Operation{OperationID: "remove-preset-label", Method: http.MethodDelete, Path: "/presets/{id}/labels/{label}", DefaultStatus: http.StatusNoContent, Summary: "Take a label off a preset (recorded)", Tags: []string{"Presets"}}, h.RemoveAPILabel)
+	huma.Register(api, huma.Operation{OperationID: "create-experiment", Method: http.MethodPost, Path: "/experiments", DefaultStatus: http.StatusCreated, Summary: "Start an experiment: variants × the dataset's rows × repeats, each cell a run, graded as it ends", Tags: []string{"Experiments"}}, h.CreateAPIExperiment)
+	huma.Register(api, huma.Operation{OperationID: "list-experiments", Method: http.MethodGet, Path: "/experiments", Summary: "List your experiments and the team's, newest first", Tags: []string{"Experiments"}}, h.ListAPIExperiments)
+	huma.Register(api, huma.Operation{OperationID: "get-experiment", Method: http.MethodGet, Path: "/experiments/{id}", Summary: "An experiment: status, progress and per-variant aggregates", Tags: []string{"Experiments"}}, h.ShowAPIExperiment)
+	huma.Register(api, huma.Operation{OperationID: "get-experiment-results", Method: http.MethodGet, Path: "/experiments/{id}/results", Summary: "Every cell of an experiment with its output, grades and ratings, by row", Tags: []string{"Experiments"}}, h.ExperimentAPIResults)
+	huma.Register(api, huma.Operation{OperationID: "cancel-experiment", Method: http.MethodPost, Path: "/experiments/{id}/cancel", Summary: "Stop a running experiment, keeping what its cells produced", Tags: []string{"Experiments"}}, h.CancelAPIExperiment)
+	huma.Register(api, huma.Operation{OperationID: "rate-experiment-cell", Method: http.MethodPut, Path: "/experiments/{id}/cells/{cell}/rating", DefaultStatus: http.StatusNoContent, Summary: "Rate a cell (thumbs, 1 to 5 stars, a note): yours, kept apart from everyone else's", Tags: []string{"Experiments"}}, h.RateAPICell)
 	// huma does not stream: the events are a plain route behind the same
 	// authentication, described in the document by hand.
 	group.Get("/runs/:id/events", h.RunEvents)
 	documentRunEvents(api)
+	group.Get("/experiments/:id/events", h.ExperimentEvents)
+	documentExperimentEvents(api)
 	group.Use(func(c *fiber.Ctx) error { return fiber.ErrNotFound })
 
 	app.Use(sessions.Middleware, h.LoadUser, csrf)
