@@ -501,3 +501,129 @@ func TestAPIExperimentCancelKeepsWhatEnded(t *testing.T) {
 		t.Errorf("runs after cancel: %+v %v", runs, err)
 	}
 }
+
+// promptCounter is the simulator, counting the requests for each
+// prompt.
+type promptCounter struct {
+	sim  http.Handler
+	mu   sync.Mutex
+	seen map[string]int
+}
+
+func (u *promptCounter) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	body, _ := io.ReadAll(r.Body)
+	if strings.HasSuffix(r.URL.Path, "/completions") {
+		var req struct {
+			Messages []struct {
+				Content string `json:"content"`
+			} `json:"messages"`
+		}
+		json.Unmarshal(body, &req)
+		u.mu.Lock()
+		if len(req.Messages) > 0 {
+			u.seen[req.Messages[0].Content]++
+		}
+		u.mu.Unlock()
+	}
+	r.Body = io.NopCloser(bytes.NewReader(body))
+	u.sim.ServeHTTP(w, r)
+}
+
+func (u *promptCounter) count(prompt string) int {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	return u.seen[prompt]
+}
+
+func TestAPIExperimentResumesAfterARestartWithoutResending(t *testing.T) {
+	t.Parallel()
+	up := &promptCounter{sim: sim.NewHandler(sim.Options{TokensPerSecond: 400}), seen: map[string]int{}}
+	upstream := httptest.NewServer(up)
+	t.Cleanup(upstream.Close)
+	dbPath := t.TempDir() + "/knobs.db"
+	srv, admin := newTeam(t, withSim(upstreamConfig(upstream)), withEnv("KNOBS_DB", dbPath))
+	tok := admin.makeToken("ci", "write", nil).Token
+	ds := srv.makeDataset(t, "admin", 6)
+	a := srv.apiCall(t, "POST", "/api/v1/experiments", tok, map[string]any{
+		"name": "long", "dataset": ds.ID, "concurrency": 1,
+		"variants": []any{map[string]any{"provider": "sim", "endpoint": "chat", "body": map[string]any{
+			"model": "sim-fast", "messages": []any{map[string]any{"role": "user", "content": "About {{topic}}"}}, "max_tokens": 60, "min_tokens": 60}}},
+		"graders": []any{map[string]any{"type": "length", "min": 1}},
+	})
+	if a.status != http.StatusCreated {
+		t.Fatalf("create: %d %s", a.status, a.body)
+	}
+	var e apiExperiment
+	a.json(t, &e)
+	// Stop Knobs once two cells have ended, while the third runs.
+	var before []apiCell
+	for deadline := time.Now().Add(60 * time.Second); ; time.Sleep(5 * time.Millisecond) {
+		before = srv.results(t, tok, e.ID)
+		done := 0
+		for _, c := range before {
+			if c.Status == "done" {
+				done++
+			}
+		}
+		if done >= 2 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("no two cells ended")
+		}
+	}
+	adminID := srv.userID(t, "admin")
+	srv.stop()
+	ended := map[int]bool{}
+	for _, c := range srv.resultsFromStore(t, adminID, e.ID) {
+		if c.Status == db.CellDone {
+			ended[c.Row] = true
+		}
+	}
+	if len(ended) < 2 || len(ended) == 6 {
+		t.Fatalf("%d cells ended before the stop; the test needs some but not all", len(ended))
+	}
+
+	// The next start resumes it.
+	srv2 := newServer(t, withSim(upstreamConfig(upstream)), withEnv("KNOBS_DB", dbPath))
+	if _, status := srv2.followExperiment(t, tok, e.Events); status != "done" {
+		t.Fatalf("resumed experiment ended %q", status)
+	}
+	after := srv2.results(t, tok, e.ID)
+	if len(after) != 6 {
+		t.Fatalf("%d cells", len(after))
+	}
+	for _, c := range after {
+		n := up.count("About " + c.Vars["topic"])
+		switch {
+		case c.Status != "done" || len(c.Grades) != 1 || !c.Grades[0].Pass:
+			t.Errorf("row %d after the restart: %+v", c.Row, c)
+		case ended[c.Row] && n != 1:
+			t.Errorf("row %d ended before the stop and was sent %d times", c.Row, n)
+		case n < 1 || n > 2:
+			t.Errorf("row %d was sent %d times", c.Row, n)
+		}
+	}
+	// What ended before the stop is as it was.
+	for _, b := range before {
+		if b.Status == "done" && (after[b.Row].Output != b.Output || *after[b.Row].RunID != *b.RunID) {
+			t.Errorf("row %d changed across the restart", b.Row)
+		}
+	}
+}
+
+// resultsFromStore reads an experiment's cells from the database file,
+// the server being stopped.
+func (s *server) resultsFromStore(t testing.TB, user, id int64) []db.Cell {
+	t.Helper()
+	store, err := db.Open(context.Background(), s.dbPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer store.Close()
+	cells, err := store.ExperimentCells(context.Background(), user, id, 0, 1000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cells
+}

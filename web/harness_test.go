@@ -54,6 +54,9 @@ type server struct {
 	app    *fiber.App
 	cfg    config.Config
 	log    *logBuffer
+	// stop shuts the server down as a stop of Knobs does (experiments,
+	// runs, then the listener), once; the test's cleanup calls it too.
+	stop func()
 }
 
 // serverSetup is what a serverOption may change before the server starts.
@@ -184,24 +187,28 @@ func newServer(t testing.TB, opts ...serverOption) *server {
 	if err := h.ResumeExperiments(context.Background()); err != nil {
 		t.Errorf("resume experiments: %v", err)
 	}
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		if err := h.ShutdownExperiments(ctx); err != nil {
-			t.Errorf("experiments shutdown: %v", err)
-		}
-		if err := runs.Shutdown(ctx); err != nil {
-			t.Errorf("runs shutdown: %v", err)
-		}
-		if err := app.ShutdownWithTimeout(5 * time.Second); err != nil {
-			t.Errorf("shutdown: %v", err)
-		}
-		if err := <-served; err != nil {
-			t.Errorf("serve: %v", err)
-		}
-		store.Close() // a test may have closed it already
-	})
-	return &server{url: "http://" + ln.Addr().String(), dbPath: cfg.DBPath, store: store, runs: runs, app: app, cfg: cfg, log: logs}
+	var once sync.Once
+	stop := func() {
+		once.Do(func() {
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			defer cancel()
+			if err := h.ShutdownExperiments(ctx); err != nil {
+				t.Errorf("experiments shutdown: %v", err)
+			}
+			if err := runs.Shutdown(ctx); err != nil {
+				t.Errorf("runs shutdown: %v", err)
+			}
+			if err := app.ShutdownWithTimeout(5 * time.Second); err != nil {
+				t.Errorf("shutdown: %v", err)
+			}
+			if err := <-served; err != nil {
+				t.Errorf("serve: %v", err)
+			}
+			store.Close() // a test may have closed it already
+		})
+	}
+	t.Cleanup(stop)
+	return &server{url: "http://" + ln.Addr().String(), dbPath: cfg.DBPath, store: store, runs: runs, app: app, cfg: cfg, log: logs, stop: stop}
 }
 
 // logBuffer collects the server's log for tests that look at it.
