@@ -258,6 +258,17 @@ func TestAPIExperimentRunsGradesAndSumsUp(t *testing.T) {
 	if len(runs) != 6 {
 		t.Errorf("%d distinct runs for 6 cells", len(runs))
 	}
+	// History finds them by experiment, and hides them when asked.
+	var listed apiRunPage
+	srv.apiCall(t, "GET", fmt.Sprintf("/api/v1/runs?experiment=%d", e.ID), tok, nil).json(t, &listed)
+	if len(listed.Items) != 6 {
+		t.Errorf("runs of the experiment: %d", len(listed.Items))
+	}
+	srv.startRun(t, tok, simSpec("sim-fast", "By hand", false))
+	srv.apiCall(t, "GET", "/api/v1/runs?hide_experiments=true", tok, nil).json(t, &listed)
+	if len(listed.Items) != 1 || !strings.Contains(listed.Items[0].Preview, "By hand") {
+		t.Errorf("runs without the experiment's: %+v", listed.Items)
+	}
 
 	// Ratings are kept per user and counted.
 	bob := admin.addMember("bob")
