@@ -638,3 +638,67 @@ func (s *server) resultsFromStore(t testing.TB, user, id int64) []db.Cell {
 	}
 	return cells
 }
+
+func TestAPIExperimentsCompared(t *testing.T) {
+	t.Parallel()
+	srv, admin := newTeam(t)
+	tok := admin.makeToken("ci", "write", nil).Token
+	ds := srv.makeDataset(t, "admin", 4)
+	run := func(name string, maxTokens int) int64 {
+		a := srv.apiCall(t, "POST", "/api/v1/experiments", tok, map[string]any{
+			"name": name, "dataset": ds.ID,
+			"variants": []any{map[string]any{"provider": "sim", "endpoint": "chat", "body": map[string]any{
+				"model": "sim-fast", "messages": []any{map[string]any{"role": "user", "content": "{{topic}}"}},
+				"max_tokens": maxTokens, "min_tokens": maxTokens}}},
+			"graders": []any{map[string]any{"type": "length", "max": 12, "unit": "words"}, map[string]any{"type": "length", "min": 1}},
+		})
+		if a.status != http.StatusCreated {
+			t.Fatalf("create %s: %d %s", name, a.status, a.body)
+		}
+		var e apiExperiment
+		a.json(t, &e)
+		if _, status := srv.followExperiment(t, tok, e.Events); status != "done" {
+			t.Fatalf("%s ended %q", name, status)
+		}
+		return e.ID
+	}
+	short, long := run("short", 4), run("long", 80)
+	var cmp struct {
+		Matched int `json:"matched"`
+		Graders []struct {
+			Name      string   `json:"name"`
+			Delta     *float64 `json:"delta"`
+			Regressed int      `json:"regressed"`
+			Fixed     int      `json:"fixed"`
+		} `json:"graders"`
+		Changes []struct {
+			Change      string `json:"change"`
+			Grader      string `json:"grader"`
+			BaselineOut string `json:"baseline_output"`
+			OtherOut    string `json:"other_output"`
+		} `json:"changes"`
+	}
+	a := srv.apiCall(t, "GET", fmt.Sprintf("/api/v1/experiments/%d/compare/%d", short, long), tok, nil)
+	a.json(t, &cmp)
+	if cmp.Matched != 4 || len(cmp.Graders) != 2 || cmp.Graders[0].Regressed != 4 || *cmp.Graders[0].Delta != -1 ||
+		cmp.Graders[1].Regressed != 0 || *cmp.Graders[1].Delta != 0 || len(cmp.Changes) != 4 || cmp.Changes[0].Change != "regressed" ||
+		len(cmp.Changes[0].OtherOut) <= len(cmp.Changes[0].BaselineOut) {
+		t.Errorf("short → long: %s", a.body)
+	}
+	srv.apiCall(t, "GET", fmt.Sprintf("/api/v1/experiments/%d/compare/%d", long, short), tok, nil).json(t, &cmp)
+	if cmp.Graders[0].Fixed != 4 || cmp.Changes[0].Change != "fixed" {
+		t.Errorf("long → short: %+v", cmp)
+	}
+	wantAPIError(t, "an unknown variant", srv.apiCall(t, "GET", fmt.Sprintf("/api/v1/experiments/%d/compare/%d?variant=3", short, long), tok, nil),
+		http.StatusUnprocessableEntity, "variant")
+	other := srv.makeDataset(t, "admin", 1)
+	a = srv.apiCall(t, "POST", "/api/v1/experiments", tok, map[string]any{"name": "elsewhere", "dataset": other.ID,
+		"variants": []any{map[string]any{"provider": "sim", "endpoint": "chat", "body": map[string]any{
+			"model": "sim-fast", "messages": []any{map[string]any{"role": "user", "content": "{{topic}}"}}}}}})
+	var e apiExperiment
+	a.json(t, &e)
+	wantAPIError(t, "another dataset", srv.apiCall(t, "GET", fmt.Sprintf("/api/v1/experiments/%d/compare/%d", short, e.ID), tok, nil),
+		http.StatusUnprocessableEntity, "other")
+	wantAPIError(t, "an unknown experiment", srv.apiCall(t, "GET", fmt.Sprintf("/api/v1/experiments/%d/compare/999999", short), tok, nil),
+		http.StatusNotFound)
+}
