@@ -238,3 +238,8 @@ func writeRecord(bw *bufio.Writer, record []string) {
 	}
 	bw.WriteString("\r\n")
 }
+
+// SpreadsheetSafe is a value as Knobs writes it in any CSV file: a value
+// a spreadsheet could run as a formula gets a ' in front, by the rule
+// WriteCSV follows.
+func SpreadsheetSafe(v string) string { return protect(v) }

@@ -543,3 +543,23 @@ FROM experiment_ratings r JOIN experiment_cells c ON c.id = r.cell_id WHERE c.ex
 	}
 	return out, ratings.Err()
 }
+
+// ExperimentColumns lists the variables of an experiment's cells, by
+// name: the columns of its export.
+func (s *Store) ExperimentColumns(ctx context.Context, id int64) ([]string, error) {
+	rows, err := s.r.QueryContext(ctx, `SELECT DISTINCT j.key FROM experiment_cells c, json_each(c.vars) j
+WHERE c.experiment_id = ? ORDER BY j.key LIMIT 1000`, id)
+	if err != nil {
+		return nil, fmt.Errorf("db: unable to list the columns of experiment %d: %w", id, err)
+	}
+	defer rows.Close()
+	var out []string
+	for rows.Next() {
+		var k string
+		if err := rows.Scan(&k); err != nil {
+			return nil, fmt.Errorf("db: unable to list the columns of experiment %d: %w", id, err)
+		}
+		out = append(out, k)
+	}
+	return out, rows.Err()
+}

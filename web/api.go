@@ -241,3 +241,26 @@ func documentExperimentEvents(api huma.API) {
 		},
 	})
 }
+
+// documentExperimentExport adds GET /experiments/{id}/export, a plain
+// Fiber route that streams its download, to the document.
+func documentExperimentExport(api huma.API) {
+	doc := api.OpenAPI()
+	def := doc.Paths["/experiments/{id}"].Get.Responses["default"]
+	doc.AddOperation(&huma.Operation{
+		OperationID: "export-experiment", Method: http.MethodGet, Path: "/experiments/{id}/export", Tags: []string{"Experiments"},
+		Summary:     "Download an experiment's results as CSV or JSON Lines",
+		Description: "Every cell with its row's values, output, measurements, grades and ratings. CSV has a column per variable and three per grader (pass, score, reason); values a spreadsheet could run as formulas start with '. JSON Lines has a cell a line, as the results give it.",
+		Parameters: []*huma.Param{
+			{Name: "id", In: "path", Required: true, Description: "The experiment's id.", Schema: &huma.Schema{Type: huma.TypeInteger, Format: "int64", Minimum: ptr(1.0)}},
+			{Name: "format", In: "query", Description: "csv (the default) or jsonl.", Schema: &huma.Schema{Type: huma.TypeString, Enum: []any{"csv", "jsonl"}}},
+		},
+		Responses: map[string]*huma.Response{
+			"200": {Description: "The download.", Content: map[string]*huma.MediaType{
+				"text/csv":             {Schema: &huma.Schema{Type: huma.TypeString}},
+				"application/x-ndjson": {Schema: &huma.Schema{Type: huma.TypeString}},
+			}},
+			"default": def,
+		},
+	})
+}

@@ -9,6 +9,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"encoding/csv"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -701,4 +702,59 @@ func TestAPIExperimentsCompared(t *testing.T) {
 		http.StatusUnprocessableEntity, "other")
 	wantAPIError(t, "an unknown experiment", srv.apiCall(t, "GET", fmt.Sprintf("/api/v1/experiments/%d/compare/999999", short), tok, nil),
 		http.StatusNotFound)
+}
+
+func TestAPIExperimentExportedAsCSVAndJSONLines(t *testing.T) {
+	t.Parallel()
+	srv, admin := newTeam(t)
+	tok := admin.makeToken("ci", "write", nil).Token
+	exp := "=SUM(A1)"
+	d, err := srv.store.CreateDataset(context.Background(), db.Dataset{OwnerID: srv.userID(t, "admin"), Name: "Tricky", Columns: []string{"topic"}},
+		[]db.DatasetRow{{Vars: map[string]string{"topic": "commas, \"quotes\"\nand lines"}, Expected: &exp}, {Vars: map[string]string{"topic": "plain"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := srv.apiCall(t, "POST", "/api/v1/experiments", tok, map[string]any{"name": "export", "dataset": d.ID,
+		"variants": []any{map[string]any{"provider": "sim", "endpoint": "chat", "body": map[string]any{
+			"model": "sim-fast", "messages": []any{map[string]any{"role": "user", "content": "{{topic}}"}}, "max_tokens": 10}}},
+		"graders": []any{map[string]any{"type": "length", "min": 1, "name": "has text"}}})
+	var e apiExperiment
+	a.json(t, &e)
+	srv.followExperiment(t, tok, e.Events)
+	cells := srv.results(t, tok, e.ID)
+
+	c := srv.apiCall(t, "GET", fmt.Sprintf("/api/v1/experiments/%d/export?format=csv", e.ID), tok, nil)
+	if c.status != http.StatusOK || !strings.HasPrefix(c.header.Get("Content-Type"), "text/csv") {
+		t.Fatalf("csv: %d %v", c.status, c.header)
+	}
+	recs, err := csv.NewReader(strings.NewReader(c.body)).ReadAll()
+	if err != nil || len(recs) != 3 {
+		t.Fatalf("csv: %v %d records\n%s", err, len(recs), c.body)
+	}
+	col := map[string]int{}
+	for i, h := range recs[0] {
+		col[h] = i
+	}
+	for _, want := range []string{"row", "variant_name", "topic", "expected", "output", "has text pass", "has text reason", "run_id"} {
+		if _, ok := col[want]; !ok {
+			t.Errorf("csv header lacks %q: %v", want, recs[0])
+		}
+	}
+	r1 := recs[1]
+	if r1[col["topic"]] != "commas, \"quotes\"\nand lines" || r1[col["expected"]] != "'=SUM(A1)" || r1[col["output"]] != cells[0].Output ||
+		r1[col["has text pass"]] != "true" || r1[col["run_id"]] != strconv.FormatInt(*cells[0].RunID, 10) {
+		t.Errorf("csv row 1: %q", r1)
+	}
+	j := srv.apiCall(t, "GET", fmt.Sprintf("/api/v1/experiments/%d/export?format=jsonl", e.ID), tok, nil)
+	lines := strings.Split(strings.TrimSpace(j.body), "\n")
+	if j.status != http.StatusOK || len(lines) != 2 {
+		t.Fatalf("jsonl: %d %d lines", j.status, len(lines))
+	}
+	var first apiCell
+	if err := json.Unmarshal([]byte(lines[0]), &first); err != nil || first.Output != cells[0].Output || first.Vars["topic"] != cells[0].Vars["topic"] {
+		t.Errorf("jsonl line 1: %v %+v", err, first)
+	}
+	wantAPIError(t, "a bad format", srv.apiCall(t, "GET", fmt.Sprintf("/api/v1/experiments/%d/export?format=xlsx", e.ID), tok, nil), http.StatusUnprocessableEntity)
+	bob := admin.addMember("bob").makeToken("bob's", "read", nil).Token
+	wantAPIError(t, "another user's", srv.apiCall(t, "GET", fmt.Sprintf("/api/v1/experiments/%d/export", e.ID), bob, nil), http.StatusNotFound)
 }

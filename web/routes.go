@@ -59,6 +59,8 @@ func routes(app *fiber.App, h *handlers.Handler, sessions *session.Manager, log 
 	documentRunEvents(api)
 	group.Get("/experiments/:id/events", h.ExperimentEvents)
 	documentExperimentEvents(api)
+	group.Get("/experiments/:id/export", h.ExportExperiment)
+	documentExperimentExport(api)
 	group.Use(func(c *fiber.Ctx) error { return fiber.ErrNotFound })
 
 	app.Use(sessions.Middleware, h.LoadUser, csrf)
