@@ -81,3 +81,45 @@ func TestExperimentCellsEndGradedAndRated(t *testing.T) {
 		t.Errorf("alice's list: %+v", list)
 	}
 }
+
+// TestShareKindsWidened opens a database as Knobs left it at schema
+// version 13, with share links, and shares an experiment after: the
+// links and the triggers that end them survive the rewrite of the table.
+func TestShareKindsWidened(t *testing.T) {
+	ctx := context.Background()
+	path := t.TempDir() + "/v13.db"
+	must(t, db.MigrateTo(ctx, path, 13))
+	raw := rawDB(t, path)
+	for _, q := range []string{
+		`INSERT INTO users (id, username, password_hash, role, created_at) VALUES (1, 'alice', 'x', 'admin', 0)`,
+		`INSERT INTO runs (id, user_id, provider, endpoint, model, spec, status, created_at) VALUES (1, 1, 'sim', 'chat', 'm', '{}', 'done', 1)`,
+		`INSERT INTO shares (id, token, kind, target_id, owner_id, audience, created_at) VALUES (5, 'runtokenrunslinkok_act', 'run', 1, 1, 'public', 10)`,
+	} {
+		if _, err := raw.Exec(q); err != nil {
+			t.Fatal(err)
+		}
+	}
+	raw.Close()
+	s, err := db.Open(ctx, path)
+	must(t, err)
+	defer s.Close()
+	if _, sh, err := s.SharedRun(ctx, "runtokenrunslinkok_act"); err != nil || sh.ID != 5 {
+		t.Fatalf("the old link: %+v %v", sh, err)
+	}
+	e, err := s.CreateExperiment(ctx, db.Experiment{OwnerID: 1, Name: "shared", DatasetVersion: 1, Repeats: 1, Concurrency: 1, Graders: `[]`}, nil, nil)
+	must(t, err)
+	sh, err := s.CreateShare(ctx, 1, db.ShareExperiment, e.ID, db.SharePublic)
+	must(t, err)
+	got, _, err := s.SharedExperiment(ctx, sh.Token)
+	if err != nil || got.ID != e.ID || sh.ID <= 5 {
+		t.Errorf("an experiment's link: %+v %+v %v", got, sh, err)
+	}
+	if _, err := s.CreateShare(ctx, 2, db.ShareExperiment, e.ID, db.SharePublic); !errors.Is(err, db.ErrNotFound) {
+		t.Errorf("someone else shares it: %v", err)
+	}
+	// The trigger that ends a removed run's links is still there.
+	must(t, s.RemoveRun(ctx, 1, 1))
+	if _, _, err := s.SharedRun(ctx, "runtokenrunslinkok_act"); !errors.Is(err, db.ErrNotFound) {
+		t.Errorf("a removed run's link: %v", err)
+	}
+}

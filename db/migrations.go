@@ -437,12 +437,22 @@ CREATE TABLE experiment_ratings (
 ALTER TABLE runs ADD COLUMN experiment_id INTEGER;
 CREATE INDEX runs_experiment ON runs (experiment_id) WHERE experiment_id IS NOT NULL;
 `,
+	// 14: an experiment can be shared, read-only, as runs, comparisons
+	// and presets are: the shares table takes the kind 'experiment'
+	// (widenShareKinds rewrites its CHECK, which SQLite cannot alter), and
+	// an experiment's links go with it.
+	`
+CREATE TRIGGER experiments_forget AFTER DELETE ON experiments BEGIN
+	DELETE FROM shares WHERE kind = 'experiment' AND target_id = old.id;
+END;
+`,
 }
 
 // afterMigration holds the steps, in Go, that complete a migration in
 // its transaction, by the schema version the migration brings.
 var afterMigration = map[int]func(context.Context, *sql.Tx) error{
-	4: summariseRuns,
+	14: widenShareKinds,
+	4:  summariseRuns,
 	8: func(ctx context.Context, tx *sql.Tx) error {
 		if err := rebuildAutoincrement(ctx, tx, "users", "runs", "shares", "invites"); err != nil {
 			return err

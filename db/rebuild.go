@@ -145,3 +145,51 @@ END`,
 	}
 	return nil
 }
+
+// shareKinds is the CHECK on shares.kind before migration 14.
+const shareKinds = `kind IN ('run', 'group', 'preset')`
+
+// widenShareKinds lets shares name experiments: SQLite cannot alter a
+// CHECK, so the table is made again with the wider one and its rows,
+// indexes and the triggers naming it kept.
+func widenShareKinds(ctx context.Context, tx *sql.Tx) error {
+	var create string
+	if err := tx.QueryRowContext(ctx, `SELECT sql FROM sqlite_master WHERE type = 'table' AND name = 'shares'`).Scan(&create); err != nil {
+		return err
+	}
+	if !strings.Contains(create, shareKinds) {
+		return fmt.Errorf("unexpected definition of shares %q", create)
+	}
+	create = strings.Replace(create, shareKinds, `kind IN ('run', 'group', 'preset', 'experiment')`, 1)
+	triggers, err := schemaSQL(ctx, tx, `type = 'trigger'`)
+	if err != nil {
+		return err
+	}
+	for _, t := range triggers {
+		if _, err := tx.ExecContext(ctx, `DROP TRIGGER `+t.name); err != nil {
+			return fmt.Errorf("dropping trigger %s: %w", t.name, err)
+		}
+	}
+	indexes, err := schemaSQL(ctx, tx, `type = 'index' AND tbl_name = 'shares'`)
+	if err != nil {
+		return err
+	}
+	steps := []string{
+		createTable.ReplaceAllString(create, "CREATE TABLE shares_widened ("),
+		`INSERT INTO shares_widened SELECT * FROM shares`,
+		`DROP TABLE shares`,
+		`ALTER TABLE shares_widened RENAME TO shares`,
+	}
+	for _, ix := range indexes {
+		steps = append(steps, ix.sql)
+	}
+	for _, t := range triggers {
+		steps = append(steps, t.sql)
+	}
+	for _, q := range steps {
+		if _, err := tx.ExecContext(ctx, q); err != nil {
+			return fmt.Errorf("%s: %w", strings.SplitN(q, "\n", 2)[0], err)
+		}
+	}
+	return nil
+}

@@ -13,6 +13,8 @@ const (
 	ShareRun    = "run"
 	ShareGroup  = "group"  // a comparison group and the runs with its group_id
 	SharePreset = "preset" // a preset, opened read-only
+	// ShareExperiment is an experiment's results, read-only.
+	ShareExperiment = "experiment"
 )
 
 // Share audiences: who may open a share link.
@@ -53,7 +55,7 @@ func scanShare(row interface{ Scan(...any) error }) (Share, error) {
 // target is not owner's. The token is stored as is, since the owner sees
 // the link again in the list of shares.
 func (s *Store) CreateShare(ctx context.Context, owner int64, kind string, target int64, audience string) (Share, error) {
-	if kind != ShareRun && kind != ShareGroup && kind != SharePreset {
+	if kind != ShareRun && kind != ShareGroup && kind != SharePreset && kind != ShareExperiment {
 		return Share{}, fmt.Errorf("db: unknown share kind %q", kind)
 	}
 	if audience != ShareTeam && audience != SharePublic {
@@ -67,6 +69,8 @@ func (s *Store) CreateShare(ctx context.Context, owner int64, kind string, targe
 	case SharePreset:
 		// Only the owner shares a preset, even a team one an admin may edit.
 		owns = `SELECT count(*) FROM presets WHERE id = ? AND owner_id = ?`
+	case ShareExperiment:
+		owns = `SELECT count(*) FROM experiments WHERE id = ? AND owner_id = ?`
 	}
 	err := s.tx(ctx, func(tx *sql.Tx) error {
 		var n int
@@ -166,4 +170,22 @@ WHERE p.id = ? AND p.owner_id = ?`, sh.TargetID, sh.OwnerID))
 		return Preset{}, Share{}, fmt.Errorf("db: unable to load shared preset %d: %w", sh.TargetID, err)
 	}
 	return p, sh, nil
+}
+
+// SharedExperiment loads the experiment behind a live share token, as
+// its owner sees it.
+func (s *Store) SharedExperiment(ctx context.Context, token string) (Experiment, Share, error) {
+	sh, err := scanShare(s.r.QueryRowContext(ctx,
+		`SELECT `+shareColumns+` FROM shares WHERE token = ? AND kind = ? AND revoked_at IS NULL`, token, ShareExperiment))
+	if errors.Is(err, sql.ErrNoRows) {
+		return Experiment{}, Share{}, ErrNotFound
+	}
+	if err != nil {
+		return Experiment{}, Share{}, fmt.Errorf("db: unable to load a share: %w", err)
+	}
+	e, err := s.Experiment(ctx, sh.OwnerID, sh.TargetID)
+	if err != nil {
+		return Experiment{}, Share{}, err
+	}
+	return e, sh, nil
 }

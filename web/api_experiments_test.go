@@ -9,9 +9,12 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/base64"
 	"encoding/csv"
 	"encoding/json"
 	"fmt"
+	"html"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -757,4 +760,81 @@ func TestAPIExperimentExportedAsCSVAndJSONLines(t *testing.T) {
 	wantAPIError(t, "a bad format", srv.apiCall(t, "GET", fmt.Sprintf("/api/v1/experiments/%d/export?format=xlsx", e.ID), tok, nil), http.StatusUnprocessableEntity)
 	bob := admin.addMember("bob").makeToken("bob's", "read", nil).Token
 	wantAPIError(t, "another user's", srv.apiCall(t, "GET", fmt.Sprintf("/api/v1/experiments/%d/export", e.ID), bob, nil), http.StatusNotFound)
+}
+
+func TestExperimentReportIsOneSafeFileAndShares(t *testing.T) {
+	t.Parallel()
+	srv, admin := newTeam(t)
+	tok := admin.makeToken("ci", "write", nil).Token
+	exp := `<b>bold</b>`
+	d, err := srv.store.CreateDataset(context.Background(), db.Dataset{OwnerID: srv.userID(t, "admin"), Name: "Hostile", Columns: []string{"topic"}},
+		[]db.DatasetRow{{Vars: map[string]string{"topic": `<script>alert("x")</script> & more`}, Expected: &exp}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := srv.apiCall(t, "POST", "/api/v1/experiments", tok, map[string]any{"name": "Report <i>me</i>", "dataset": d.ID,
+		"variants": []any{map[string]any{"name": "plain", "provider": "sim", "endpoint": "chat", "body": map[string]any{
+			"model": "sim-fast", "messages": []any{map[string]any{"role": "user", "content": "{{topic}}"}}, "max_tokens": 10}}},
+		"graders": []any{map[string]any{"type": "length", "min": 1, "name": "has text"}}})
+	var e apiExperiment
+	a.json(t, &e)
+	srv.followExperiment(t, tok, e.Events)
+	cells := srv.results(t, tok, e.ID)
+
+	r := srv.apiCall(t, "GET", fmt.Sprintf("/api/v1/experiments/%d/report", e.ID), tok, nil)
+	if r.status != http.StatusOK || !strings.HasPrefix(r.header.Get("Content-Type"), "text/html") ||
+		!strings.Contains(r.header.Get("Content-Disposition"), "attachment") {
+		t.Fatalf("report: %d %v", r.status, r.header)
+	}
+	page := r.body
+	for _, want := range []string{"Report &lt;i&gt;me&lt;/i&gt;", "&lt;script&gt;", "&lt;b&gt;bold&lt;/b&gt;", "has text: pass", "plain"} {
+		if !strings.Contains(page, want) {
+			t.Errorf("the report lacks %q", want)
+		}
+	}
+	for _, never := range []string{"<script", "<b>bold", "<i>me", "http://", "https://", " src=", "<link"} {
+		if strings.Contains(page, never) {
+			t.Errorf("the report holds %q: nothing may load, run or be raw", never)
+		}
+	}
+	if !strings.Contains(page, html.EscapeString(cells[0].Output)) {
+		t.Errorf("the report lacks the cell's output %q", cells[0].Output)
+	}
+	// Served, nothing may load or run but the one style sheet, by hash.
+	csp := r.header.Get("Content-Security-Policy")
+	_, rest, _ := strings.Cut(page, "<style>")
+	css, _, _ := strings.Cut(rest, "</style>")
+	sum := sha256.Sum256([]byte(css))
+	if !strings.Contains(csp, "default-src 'none'") || !strings.Contains(csp, "style-src 'sha256-"+base64.StdEncoding.EncodeToString(sum[:])+"'") {
+		t.Errorf("report policy %q does not allow exactly its style sheet", csp)
+	}
+
+	// A public link opens the report for anyone; revoked, nothing.
+	sr, out := admin.jsonPost(fmt.Sprintf("/experiments/%d/shares", e.ID), `{"audience":"public"}`)
+	link := fmt.Sprint(out["url"])
+	if sr.status != http.StatusCreated || !strings.HasPrefix(link, "/e/") {
+		t.Fatalf("share: %d %s", sr.status, sr.body)
+	}
+	anyone := srv.newClient(t)
+	if got := anyone.get(link); got.status != http.StatusOK || !strings.Contains(got.body, "Shared by admin") || !strings.Contains(got.body, "has text: pass") {
+		t.Errorf("the public link: %d", got.status)
+	}
+	bob := admin.addMember("bob")
+	if r, _ := bob.jsonPost(fmt.Sprintf("/experiments/%d/shares", e.ID), `{"audience":"public"}`); r.status != http.StatusNotFound {
+		t.Errorf("bob shares the admin's private experiment: %d", r.status)
+	}
+	if r, _ := admin.jsonPost(fmt.Sprint(out["revoke"]), `{}`); r.status >= 400 {
+		t.Errorf("revoke: %d %s", r.status, r.body)
+	}
+	if got := anyone.get(link); got.status != http.StatusNotFound {
+		t.Errorf("the revoked link: %d", got.status)
+	}
+	// A team link wants a member.
+	_, out = admin.jsonPost(fmt.Sprintf("/experiments/%d/shares", e.ID), `{"audience":"team"}`)
+	if got := srv.newClient(t).get(fmt.Sprint(out["url"])); got.status != http.StatusSeeOther && !strings.Contains(got.body, "Sign in") {
+		t.Errorf("a team link signed out: %d", got.status)
+	}
+	if got := bob.get(fmt.Sprint(out["url"])); got.status != http.StatusOK {
+		t.Errorf("a team link for bob: %d", got.status)
+	}
 }

@@ -52,6 +52,8 @@ func routes(app *fiber.App, h *handlers.Handler, sessions *session.Manager, log 
 	huma.Register(api, huma.Operation{OperationID: "get-experiment-results", Method: http.MethodGet, Path: "/experiments/{id}/results", Summary: "Every cell of an experiment with its output, grades and ratings, by row", Tags: []string{"Experiments"}}, h.ExperimentAPIResults)
 	huma.Register(api, huma.Operation{OperationID: "cancel-experiment", Method: http.MethodPost, Path: "/experiments/{id}/cancel", Summary: "Stop a running experiment, keeping what its cells produced", Tags: []string{"Experiments"}}, h.CancelAPIExperiment)
 	huma.Register(api, huma.Operation{OperationID: "compare-experiments", Method: http.MethodGet, Path: "/experiments/{id}/compare/{other}", Summary: "Compare a variant of one experiment with a variant of another on the same dataset: pass-rate deltas and every cell whose verdict changed, regressions first", Tags: []string{"Experiments"}}, h.CompareAPIExperiments)
+	huma.Register(api, huma.Operation{OperationID: "get-experiment-report", Method: http.MethodGet, Path: "/experiments/{id}/report", Summary: "An experiment's results as one self-contained HTML file that opens offline", Tags: []string{"Experiments"},
+		Responses: map[string]*huma.Response{"200": {Description: "The report.", Content: map[string]*huma.MediaType{"text/html": {Schema: &huma.Schema{Type: huma.TypeString}}}}}}, h.ReportAPIExperiment)
 	huma.Register(api, huma.Operation{OperationID: "rate-experiment-cell", Method: http.MethodPut, Path: "/experiments/{id}/cells/{cell}/rating", DefaultStatus: http.StatusNoContent, Summary: "Rate a cell (thumbs, 1 to 5 stars, a note): yours, kept apart from everyone else's", Tags: []string{"Experiments"}}, h.RateAPICell)
 	// huma does not stream: the events are a plain route behind the same
 	// authentication, described in the document by hand.
@@ -81,6 +83,7 @@ func routes(app *fiber.App, h *handlers.Handler, sessions *session.Manager, log 
 	app.Post("/p/:token/open", h.CopySharedPreset)
 	app.Get("/g/:token", h.ShowSharedGroup)
 	app.Get("/g/:token/replay", h.ReplaySharedGroup)
+	app.Get("/e/:token", h.ShowSharedExperiment)
 
 	// The API's documentation, for anyone; signed in, with Try it.
 	app.Get("/api", h.ShowAPIDocsPage(api.OpenAPI(), APIPrefix+"/openapi.json"))
@@ -142,6 +145,8 @@ func routes(app *fiber.App, h *handlers.Handler, sessions *session.Manager, log 
 	app.Post("/groups/:id/cancel", h.CancelGroup)
 	app.Get("/groups/:id/replay", h.ReplayGroup)
 	app.Post("/groups/:id/shares", h.CreateGroupShare)
+	app.Get("/experiments/:id/report", h.ShowExperimentReport)
+	app.Post("/experiments/:id/shares", h.CreateExperimentShare)
 	app.Post("/groups/:id/title", h.RenameGroup)
 
 	// History: compare, export.
