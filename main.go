@@ -100,6 +100,9 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
+	if fs.NArg() > 0 {
+		return fmt.Errorf("unknown command %q (knobs -h lists the commands)", fs.Arg(0))
+	}
 	cfg, err := config.Load(getenv)
 	if err != nil {
 		return err
