@@ -19,7 +19,7 @@ import (
 const presetsUsage = `knobs presets list [--query Q] [--json]
        knobs presets pull NAME [--label L | --version N] > file.json
        knobs presets push file.json [--base-version N] [--visibility private|team]
-       knobs presets render NAME [--label L | --version N] [--var k=v ...]
+       knobs presets render NAME [--label L | --version N] [--var k=v ...] [--set param=json ...]
 
 NAME is a preset's name or id. pull writes the preset file exactly as the
 preset page exports it (by default the version its production label points
@@ -119,7 +119,7 @@ type presetSummary struct {
 	Description string   `json:"description"`
 	Tags        []string `json:"tags"`
 	Visibility  string   `json:"visibility"`
-	Owner       any      `json:"owner"`
+	Owner       string   `json:"owner"`
 	Version     int      `json:"version"`
 	Labels      []struct {
 		Name      string `json:"name"`
@@ -134,7 +134,7 @@ func presetsPush(e *env, args []string) error {
 	fs := flagSet(name, "knobs presets push file.json [--base-version N] [--visibility private|team]")
 	srv := addServerFlags(fs)
 	base := fs.Int("base-version", 0, "the version your file was pulled from (default: the latest); Knobs refuses the push when a newer one was saved since")
-	visibility := fs.String("visibility", "", "for a new preset: private (the default) or team")
+	visibility := fs.String("visibility", "", "who sees the preset: private (a new preset's default) or team")
 	rest, err := e.parse(fs, args)
 	if err != nil {
 		return err
@@ -177,16 +177,17 @@ func presetsPush(e *env, args []string) error {
 	if err != nil {
 		return fmt.Errorf("Knobs answered preset %q without its id (X-Knobs-Preset-Id); is the server older than this knobs?", presetName)
 	}
-	if *visibility != "" {
-		return usagef(name, "preset %d exists: --visibility is for a new preset (change it on the preset's page)", id)
-	}
 	if *base == 0 {
 		if *base, err = c.latestVersion(e, id, presetName); err != nil {
 			return err
 		}
 	}
+	body := withMember(file, "base_version", *base)
+	if *visibility != "" {
+		body = withMember(body, "visibility", *visibility)
+	}
 	var s presetSummary
-	err = c.callJSON(e.ctx, http.MethodPut, "/presets/"+strconv.FormatInt(id, 10), withMember(file, "base_version", *base), &s)
+	err = c.callJSON(e.ctx, http.MethodPut, "/presets/"+strconv.FormatInt(id, 10), body, &s)
 	if statusIs(err, http.StatusConflict) {
 		return fmt.Errorf("preset %d has a newer version than %d, which your file is based on: pull it, bring your changes over and push again\n(%w)", id, *base, err)
 	}
@@ -294,11 +295,13 @@ func (c *client) eachPreset(e *env, query string, fn func(presetSummary) bool) e
 
 func presetsRender(e *env, args []string) error {
 	const name = "knobs presets render"
-	fs := flagSet(name, "knobs presets render NAME [--label L | --version N] [--var k=v ...]")
+	fs := flagSet(name, "knobs presets render NAME [--label L | --version N] [--var k=v ...] [--set param=json ...]")
 	srv := addServerFlags(fs)
 	vf := addVersionFlags(fs)
-	var vars listFlag
+	body := map[string]any{}
+	var vars, sets listFlag
 	fs.Var(&vars, "var", "a value for a {{placeholder}}: name=value (repeatable)")
+	fs.Var(&sets, "set", "a request body parameter over the preset's: name=JSON, such as temperature=0.2 (repeatable)")
 	rest, err := e.parse(fs, args)
 	if err != nil {
 		return err
@@ -313,7 +316,13 @@ func presetsRender(e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	body := map[string]any{}
+	overrides, err := jsonPairs(name, sets)
+	if err != nil {
+		return err
+	}
+	if len(overrides) > 0 {
+		body["overrides"] = overrides
+	}
 	if *vf.label != "" {
 		body["label"] = *vf.label
 	}
@@ -331,12 +340,11 @@ func presetsRender(e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	var b bytes.Buffer
-	if json.Indent(&b, raw, "", "  ") != nil {
-		return fmt.Errorf("Knobs answered the render with something that is not JSON")
+	// The body's bytes are what a run sends: printed as they came.
+	if !bytes.HasSuffix(raw, []byte("\n")) {
+		raw = append(raw, '\n')
 	}
-	b.WriteByte('\n')
-	_, err = e.stdout.Write(b.Bytes())
+	_, err = e.stdout.Write(raw)
 	return err
 }
 

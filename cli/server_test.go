@@ -19,6 +19,8 @@ import (
 	"testing"
 	"time"
 
+	"golang.org/x/crypto/bcrypt"
+
 	"knobs/config"
 	"knobs/db"
 	"knobs/db/dbtest"
@@ -29,6 +31,9 @@ import (
 	"knobs/web"
 	"knobs/web/session"
 )
+
+// testPassword is the test user's password, for the pages.
+const testPassword = "correct horse battery"
 
 // testServer is one running Knobs and a user with a write token.
 type testServer struct {
@@ -86,7 +91,11 @@ func newTestServer(t *testing.T) *testServer {
 	})
 
 	ctx := context.Background()
-	u, err := store.CreateUser(ctx, db.SignUp{Username: "ada", PasswordHash: "unused"})
+	hash, err := bcrypt.GenerateFromPassword([]byte(testPassword), bcrypt.MinCost)
+	if err != nil {
+		t.Fatal(err)
+	}
+	u, err := store.CreateUser(ctx, db.SignUp{Username: "ada", PasswordHash: string(hash)})
 	if err != nil {
 		t.Fatal(err)
 	}
