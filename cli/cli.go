@@ -104,7 +104,7 @@ func (e *env) exit(what string, err error) int {
 		fmt.Fprintf(e.stderr, "%s: %s\n", what, usage.msg)
 		fmt.Fprintf(e.stderr, "(`%s -h` lists its flags)\n", usage.cmd)
 		return exitUsage
-	case errors.Is(err, errInterrupted):
+	case errors.Is(err, errInterrupted), errors.Is(err, context.Canceled):
 		return exitInterrupt
 	case errors.As(err, &failed):
 		fmt.Fprintf(e.stderr, "%s: %s\n", what, failed.msg)

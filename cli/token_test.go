@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"net"
 	"regexp"
 	"strings"
 	"testing"
@@ -88,6 +89,17 @@ func TestMissingToken(t *testing.T) {
 	r = s.knobsWith(t, invocation{env: map[string]string{"KNOBS_URL": "localhost:8080"}}, "token", "list")
 	if r.code != 1 || !strings.Contains(r.stderr, "KNOBS_URL") {
 		t.Errorf("bad URL: exit %d, stderr %q", r.code, r.stderr)
+	}
+	// No server there: said so, naming the address.
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	closed := "http://" + ln.Addr().String()
+	ln.Close()
+	r = s.knobsWith(t, invocation{env: map[string]string{"KNOBS_URL": closed}}, "token", "list")
+	if r.code != 1 || !strings.Contains(r.stderr, "unable to reach Knobs at "+closed) {
+		t.Errorf("no server: exit %d, stderr %q", r.code, r.stderr)
 	}
 	// A token that is not one: the server's 401, passed on.
 	r = s.knobsWith(t, invocation{env: map[string]string{"KNOBS_TOKEN": "knobs_madeup"}}, "token", "list")
