@@ -179,6 +179,11 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 	app := web.New(h, session.NewManager(cfg.Secret, cfg.SecureCookies), log)
 
 	log.Info("Knobs is listening", "url", "http://"+ln.Addr().String(), "db", cfg.DBPath)
+	// Experiments a stop cut short go on where they stood: no cell that
+	// finished is sent upstream again.
+	if err := h.ResumeExperiments(ctx); err != nil {
+		log.Error("resuming experiments", "err", err)
+	}
 
 	served := make(chan error, 1)
 	go func() { served <- app.Listener(ln) }()
@@ -192,6 +197,11 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 	// which lets the server close those connections.
 	shutdownCtx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
+	// Experiments first, left running in the database to resume at the
+	// next start; then their runs stop with the others.
+	if err := h.ShutdownExperiments(shutdownCtx); err != nil {
+		log.Error("experiments did not stop in time", "err", err)
+	}
 	if err := runs.Shutdown(shutdownCtx); err != nil {
 		log.Error("runs did not stop in time", "err", err)
 	}

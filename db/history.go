@@ -21,12 +21,17 @@ type RunFilter struct {
 	Provider string
 	Model    string
 	Status   string
-	PresetID int64     // 0 = any
-	From, To time.Time // created_at range, inclusive From, exclusive To; zero = open
-	Starred  bool      // true = only starred
-	Query    string    // full-text search over prompts and outputs; "" = no search
-	Before   int64     // keyset paging: only runs with id < Before; 0 = from the newest
-	Limit    int       // 0 = 50; capped at 200
+	PresetID int64 // 0 = any
+	// Experiment keeps the runs of one experiment (its cells and its
+	// judges' gradings); 0 = any. HideExperiments leaves out every run
+	// made by an experiment.
+	Experiment      int64
+	HideExperiments bool
+	From, To        time.Time // created_at range, inclusive From, exclusive To; zero = open
+	Starred         bool      // true = only starred
+	Query           string    // full-text search over prompts and outputs; "" = no search
+	Before          int64     // keyset paging: only runs with id < Before; 0 = from the newest
+	Limit           int       // 0 = 50; capped at 200
 }
 
 // Segment is a piece of text, marked when it matched the search.
@@ -99,6 +104,11 @@ func (s *Store) Runs(ctx context.Context, f RunFilter) (runs []RunSummary, next 
 	}
 	if f.PresetID != 0 {
 		where, args = append(where, "r.preset_id = ?"), append(args, f.PresetID)
+	}
+	if f.Experiment != 0 {
+		where, args = append(where, "r.experiment_id = ?"), append(args, f.Experiment)
+	} else if f.HideExperiments {
+		where = append(where, "r.experiment_id IS NULL")
 	}
 	if !f.From.IsZero() {
 		where, args = append(where, "r.created_at >= ?"), append(args, f.From.UnixMilli())

@@ -283,6 +283,160 @@ CREATE TABLE api_tokens (
 CREATE UNIQUE INDEX api_tokens_hash ON api_tokens (hash);
 CREATE INDEX api_tokens_user ON api_tokens (user_id, id);
 `,
+	// 11: labels on preset versions ("production", "staging") that apps
+	// fetch a preset by, and every move of one, kept as its history. A
+	// label names a version of its preset; a protected label is moved by
+	// the preset's owner or an admin only. Moves' ids are AUTOINCREMENT,
+	// never reused; both go with their preset.
+	`
+CREATE TABLE preset_labels (
+	preset_id INTEGER NOT NULL,
+	name      TEXT NOT NULL,
+	version   INTEGER NOT NULL,
+	protected INTEGER NOT NULL DEFAULT 0,
+	moved_at  INTEGER NOT NULL,
+	moved_by  INTEGER REFERENCES users (id) ON DELETE SET NULL,
+	PRIMARY KEY (preset_id, name),
+	FOREIGN KEY (preset_id) REFERENCES presets (id) ON DELETE CASCADE,
+	FOREIGN KEY (preset_id, version) REFERENCES preset_versions (preset_id, version) ON DELETE CASCADE
+);
+CREATE TABLE preset_label_moves (
+	id           INTEGER PRIMARY KEY AUTOINCREMENT,
+	preset_id    INTEGER NOT NULL REFERENCES presets (id) ON DELETE CASCADE,
+	label        TEXT NOT NULL,
+	from_version INTEGER,
+	to_version   INTEGER,
+	protected    INTEGER NOT NULL,
+	moved_at     INTEGER NOT NULL,
+	moved_by     INTEGER REFERENCES users (id) ON DELETE SET NULL
+);
+CREATE INDEX preset_label_moves_preset ON preset_label_moves (preset_id, id);
+`,
+	// 12: datasets, tables of rows that experiments run a preset over.
+	// A dataset is versioned without copying: a row's content is never
+	// changed, an edit ends it (removed_in) and adds its new content
+	// (added_in) under the same key, so a version is the rows added at
+	// or before it and not removed by it, and an experiment that names a
+	// version names exactly the rows it ran on. Ids are AUTOINCREMENT,
+	// never reused; everything goes with its dataset.
+	`
+CREATE TABLE datasets (
+	id          INTEGER PRIMARY KEY AUTOINCREMENT,
+	owner_id    INTEGER NOT NULL REFERENCES users (id) ON DELETE CASCADE,
+	name        TEXT NOT NULL,
+	description TEXT NOT NULL DEFAULT '',
+	visibility  TEXT NOT NULL CHECK (visibility IN ('private', 'team')),
+	version     INTEGER NOT NULL,
+	created_at  INTEGER NOT NULL,
+	updated_at  INTEGER NOT NULL
+);
+CREATE INDEX datasets_owner ON datasets (owner_id);
+CREATE TABLE dataset_versions (
+	dataset_id INTEGER NOT NULL REFERENCES datasets (id) ON DELETE CASCADE,
+	version    INTEGER NOT NULL,
+	columns    TEXT NOT NULL,
+	row_count  INTEGER NOT NULL,
+	note       TEXT NOT NULL DEFAULT '',
+	saved_at   INTEGER NOT NULL,
+	saved_by   INTEGER REFERENCES users (id) ON DELETE SET NULL,
+	PRIMARY KEY (dataset_id, version)
+) WITHOUT ROWID;
+CREATE TABLE dataset_rows (
+	id         INTEGER PRIMARY KEY AUTOINCREMENT,
+	dataset_id INTEGER NOT NULL REFERENCES datasets (id) ON DELETE CASCADE,
+	key        INTEGER NOT NULL,
+	pos        INTEGER NOT NULL,
+	vars       TEXT NOT NULL,
+	expected   TEXT,
+	tags       TEXT NOT NULL DEFAULT '',
+	added_in   INTEGER NOT NULL,
+	removed_in INTEGER
+);
+CREATE INDEX dataset_rows_order ON dataset_rows (dataset_id, pos, added_in);
+CREATE INDEX dataset_rows_key ON dataset_rows (dataset_id, key);
+`,
+	// 13: experiments, a preset or setup run over a dataset's rows,
+	// variants x rows x repeats, each cell a run graded by the
+	// experiment's graders and rated by people. A cell keeps the row's
+	// values as it ran them, so a dataset edited or removed later leaves
+	// the results whole; a run made for a cell names its experiment.
+	`
+CREATE TABLE experiments (
+	id              INTEGER PRIMARY KEY AUTOINCREMENT,
+	owner_id        INTEGER NOT NULL REFERENCES users (id) ON DELETE CASCADE,
+	name            TEXT NOT NULL,
+	visibility      TEXT NOT NULL CHECK (visibility IN ('private', 'team')),
+	dataset_id      INTEGER REFERENCES datasets (id) ON DELETE SET NULL,
+	dataset_version INTEGER NOT NULL,
+	dataset_name    TEXT NOT NULL,
+	repeats         INTEGER NOT NULL,
+	concurrency     INTEGER NOT NULL,
+	graders         TEXT NOT NULL,
+	status          TEXT NOT NULL CHECK (status IN ('running', 'done', 'cancelled', 'error')),
+	error           TEXT NOT NULL DEFAULT '',
+	created_at      INTEGER NOT NULL,
+	finished_at     INTEGER
+);
+CREATE INDEX experiments_owner ON experiments (owner_id, id DESC);
+CREATE INDEX experiments_running ON experiments (status) WHERE status = 'running';
+CREATE TABLE experiment_variants (
+	experiment_id INTEGER NOT NULL REFERENCES experiments (id) ON DELETE CASCADE,
+	idx           INTEGER NOT NULL,
+	name          TEXT NOT NULL,
+	spec          TEXT NOT NULL,
+	variables     TEXT NOT NULL DEFAULT '',
+	preset_id     INTEGER,
+	preset_version INTEGER,
+	preset_label  TEXT NOT NULL DEFAULT '',
+	PRIMARY KEY (experiment_id, idx)
+) WITHOUT ROWID;
+CREATE TABLE experiment_cells (
+	id            INTEGER PRIMARY KEY AUTOINCREMENT,
+	experiment_id INTEGER NOT NULL REFERENCES experiments (id) ON DELETE CASCADE,
+	variant       INTEGER NOT NULL,
+	row_idx       INTEGER NOT NULL,
+	row_key       INTEGER NOT NULL,
+	repeat        INTEGER NOT NULL,
+	vars          TEXT NOT NULL,
+	expected      TEXT,
+	tags          TEXT NOT NULL DEFAULT '',
+	status        TEXT NOT NULL CHECK (status IN ('pending', 'running', 'done', 'error', 'cancelled')),
+	run_id        INTEGER,
+	attempts      INTEGER NOT NULL DEFAULT 0,
+	output        TEXT NOT NULL DEFAULT '',
+	finish_reason TEXT NOT NULL DEFAULT '',
+	latency_ms    REAL NOT NULL DEFAULT 0,
+	ttft_ms       REAL NOT NULL DEFAULT 0,
+	tokens        INTEGER NOT NULL DEFAULT 0,
+	cost_usd      REAL NOT NULL DEFAULT 0,
+	cost_known    INTEGER NOT NULL DEFAULT 0,
+	error         TEXT NOT NULL DEFAULT '',
+	finished_at   INTEGER,
+	UNIQUE (experiment_id, variant, row_idx, repeat)
+);
+CREATE INDEX experiment_cells_pending ON experiment_cells (experiment_id, status);
+CREATE TABLE experiment_grades (
+	cell_id      INTEGER NOT NULL REFERENCES experiment_cells (id) ON DELETE CASCADE,
+	grader       INTEGER NOT NULL,
+	pass         INTEGER NOT NULL,
+	score        REAL NOT NULL,
+	reason       TEXT NOT NULL,
+	error        TEXT NOT NULL DEFAULT '',
+	judge_run_id INTEGER,
+	PRIMARY KEY (cell_id, grader)
+) WITHOUT ROWID;
+CREATE TABLE experiment_ratings (
+	cell_id  INTEGER NOT NULL REFERENCES experiment_cells (id) ON DELETE CASCADE,
+	user_id  INTEGER NOT NULL REFERENCES users (id) ON DELETE CASCADE,
+	thumbs   INTEGER,
+	stars    INTEGER,
+	note     TEXT NOT NULL DEFAULT '',
+	rated_at INTEGER NOT NULL,
+	PRIMARY KEY (cell_id, user_id)
+) WITHOUT ROWID;
+ALTER TABLE runs ADD COLUMN experiment_id INTEGER;
+CREATE INDEX runs_experiment ON runs (experiment_id) WHERE experiment_id IS NOT NULL;
+`,
 }
 
 // afterMigration holds the steps, in Go, that complete a migration in

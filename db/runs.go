@@ -48,6 +48,9 @@ type Run struct {
 	// Variables is the JSON object of the values filled into the
 	// placeholders of Spec, which keeps the template; "" when none.
 	Variables string
+	// ExperimentID is the experiment the run is a cell (or a judge's
+	// grading) of; 0 when none.
+	ExperimentID int64
 }
 
 // nullID stores 0 as NULL.
@@ -163,10 +166,11 @@ func writeRun(ctx context.Context, tx *sql.Tx, w RunWrite) error {
 			pane = r.Pane
 		}
 		_, err := tx.ExecContext(ctx, `
-INSERT INTO runs (id, user_id, provider, endpoint, model, spec, status, created_at, preset_id, group_id, pane, prompt_line, variables)
-VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+INSERT INTO runs (id, user_id, provider, endpoint, model, spec, status, created_at, preset_id, group_id, pane, prompt_line, variables,
+	experiment_id)
+VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 			w.RunID, r.UserID, r.Provider, r.Endpoint, r.Model, r.Spec, RunRunning, r.CreatedAt.UnixMilli(),
-			nullID(r.PresetID), nullID(r.GroupID), pane, p.PromptLine, r.Variables)
+			nullID(r.PresetID), nullID(r.GroupID), pane, p.PromptLine, r.Variables, nullID(r.ExperimentID))
 		if err != nil {
 			return err
 		}
@@ -314,13 +318,13 @@ func (s *Store) InterruptRuns(ctx context.Context, rebuild func(frames []byte) s
 // runColumns reads the request as sent from run_raw, where it is kept.
 const runColumns = `id, user_id, provider, endpoint, model, spec, status, created_at, ifnull(finished_at, 0),
 	ifnull((SELECT w.request FROM run_raw w WHERE w.run_id = runs.id), ''), result,
-	starred, note, ifnull(preset_id, 0), ifnull(group_id, 0), variables, ifnull(pane, 0)`
+	starred, note, ifnull(preset_id, 0), ifnull(group_id, 0), variables, ifnull(pane, 0), ifnull(experiment_id, 0)`
 
 func scanRun(row interface{ Scan(...any) error }, more ...any) (Run, error) {
 	var r Run
 	var created, finished int64
 	err := row.Scan(append([]any{&r.ID, &r.UserID, &r.Provider, &r.Endpoint, &r.Model, &r.Spec, &r.Status, &created, &finished, &r.RawRequest, &r.Result,
-		&r.Starred, &r.Note, &r.PresetID, &r.GroupID, &r.Variables, &r.Pane}, more...)...)
+		&r.Starred, &r.Note, &r.PresetID, &r.GroupID, &r.Variables, &r.Pane, &r.ExperimentID}, more...)...)
 	r.CreatedAt = time.UnixMilli(created)
 	if finished != 0 {
 		r.FinishedAt = time.UnixMilli(finished)

@@ -5,17 +5,19 @@ import (
 	"encoding/json"
 	"strconv"
 
+	"knobs/field"
 	"knobs/llm"
 )
 
 // CreateRunInput is POST /api/v1/runs: a run spec as POST /runs takes
-// it, validated by the same code.
+// it, validated by the same code, or a preset to run.
 type CreateRunInput struct {
 	Body struct {
-		Provider  string            `json:"provider" doc:"The provider's id, as GET /api/v1/providers lists it."`
-		Endpoint  string            `json:"endpoint" doc:"\"chat\" or \"completion\"."`
-		Body      json.RawMessage   `json:"body" doc:"The JSON request body for the endpoint, as the provider takes it (model, messages or prompt, parameters); it may hold {{placeholders}}."`
-		Variables map[string]string `json:"variables,omitempty" doc:"Values for the body's {{placeholders}}."`
+		Provider string          `json:"provider,omitempty" doc:"The provider's id, as GET /api/v1/providers lists it (with endpoint and body, or else preset)."`
+		Endpoint string          `json:"endpoint,omitempty" doc:"\"chat\" or \"completion\"."`
+		Body     json.RawMessage `json:"body,omitempty" doc:"The JSON request body for the endpoint, as the provider takes it (model, messages or prompt, parameters); it may hold {{placeholders}}."`
+		PresetRun
+		Variables map[string]string `json:"variables,omitempty" doc:"Values for the body's {{placeholders}} (over a preset's defaults)."`
 		Wait      bool              `json:"wait,omitempty" doc:"Answer when the run has ended, with the run as GET /api/v1/runs/{id} gives it, rather than at once with its id."`
 	}
 }
@@ -39,8 +41,10 @@ type CreateRunOutput struct {
 // stored, with the run.
 func (h *Handler) CreateAPIRun(ctx context.Context, in *CreateRunInput) (*CreateRunOutput, error) {
 	u := apiUser(ctx)
-	st := playgroundState{RunSpec: llm.RunSpec{Provider: in.Body.Provider, Endpoint: llm.Endpoint(in.Body.Endpoint), Body: in.Body.Body},
-		Variables: in.Body.Variables}
+	st, err := h.runRequest(ctx, in)
+	if err != nil {
+		return nil, err
+	}
 	run, fields, err := h.startRun(ctx, u.ID, st)
 	if err != nil {
 		return nil, err
@@ -68,4 +72,30 @@ func (h *Handler) CreateAPIRun(ctx context.Context, in *CreateRunInput) (*Create
 		return nil, err
 	}
 	return &CreateRunOutput{Body: d}, nil
+}
+
+// runRequest is the setup a POST /api/v1/runs asks for: its spec, or
+// the preset it names.
+func (h *Handler) runRequest(ctx context.Context, in *CreateRunInput) (playgroundState, error) {
+	b := in.Body
+	spec := b.Provider != "" || b.Endpoint != "" || len(b.Body) > 0
+	switch {
+	case b.Ref != "" && spec:
+		return playgroundState{}, apiInvalid(field.Errors{"preset": "Send a preset or provider, endpoint and body, not both."})
+	case b.Ref != "":
+		return h.presetState(ctx, b.PresetRun, b.Variables)
+	case b.Label != "" || b.Version != 0 || len(b.Overrides) > 0:
+		return playgroundState{}, apiInvalid(field.Errors{"preset": "label, version and overrides go with a preset: name it."})
+	}
+	fe := field.Errors{}
+	if b.Provider == "" {
+		fe.Add("provider", "Name the provider, or run a preset.")
+	}
+	if b.Endpoint == "" {
+		fe.Add("endpoint", `Choose the endpoint "chat" or "completion".`)
+	}
+	if !fe.Empty() {
+		return playgroundState{}, apiInvalid(fe)
+	}
+	return playgroundState{RunSpec: llm.RunSpec{Provider: b.Provider, Endpoint: llm.Endpoint(b.Endpoint), Body: b.Body}, Variables: b.Variables}, nil
 }

@@ -12,14 +12,16 @@ import (
 // ListRunsInput is GET /api/v1/runs: the filters of /history.
 type ListRunsInput struct {
 	PageQuery
-	Query    string `query:"q" maxLength:"200" doc:"Full-text search over prompts and answers."`
-	Provider string `query:"provider" doc:"Only runs of this provider id."`
-	Model    string `query:"model" doc:"Only runs of this model."`
-	Status   string `query:"status" enum:"running,done,error,cancelled,interrupted," doc:"Only runs that ended so."`
-	Preset   int64  `query:"preset" minimum:"0" doc:"Only runs made from this preset id."`
-	From     string `query:"from" doc:"Only runs made on or after this day, YYYY-MM-DD (server time)."`
-	To       string `query:"to" doc:"Only runs made on or before this day, YYYY-MM-DD (server time)."`
-	Starred  bool   `query:"starred" doc:"Only starred runs."`
+	Query           string `query:"q" maxLength:"200" doc:"Full-text search over prompts and answers."`
+	Provider        string `query:"provider" doc:"Only runs of this provider id."`
+	Model           string `query:"model" doc:"Only runs of this model."`
+	Status          string `query:"status" enum:"running,done,error,cancelled,interrupted," doc:"Only runs that ended so."`
+	Preset          int64  `query:"preset" minimum:"0" doc:"Only runs made from this preset id."`
+	From            string `query:"from" doc:"Only runs made on or after this day, YYYY-MM-DD (server time)."`
+	To              string `query:"to" doc:"Only runs made on or before this day, YYYY-MM-DD (server time)."`
+	Starred         bool   `query:"starred" doc:"Only starred runs."`
+	Experiment      int64  `query:"experiment" minimum:"0" doc:"Only the runs of this experiment (its cells and its judges' gradings)."`
+	HideExperiments bool   `query:"hide_experiments" doc:"Leave out the runs experiments made."`
 }
 
 // RunItem is a run as the list shows it.
@@ -46,7 +48,7 @@ func (h *Handler) ListAPIRuns(ctx context.Context, in *ListRunsInput) (*ListRuns
 		return nil, err
 	}
 	f := db.RunFilter{UserID: apiUser(ctx).ID, Provider: in.Provider, Model: in.Model, Status: in.Status,
-		PresetID: in.Preset, Starred: in.Starred, Query: strings.TrimSpace(in.Query), Before: before, Limit: in.Limit + 1}
+		PresetID: in.Preset, Starred: in.Starred, Experiment: in.Experiment, HideExperiments: in.HideExperiments, Query: strings.TrimSpace(in.Query), Before: before, Limit: in.Limit + 1}
 	fe := field.Errors{}
 	if in.From != "" {
 		t, err := time.ParseInLocation(dateLayout, in.From, time.Local)

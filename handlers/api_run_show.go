@@ -2,14 +2,11 @@ package handlers
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
-	"strconv"
 	"time"
 
 	"knobs/db"
 	"knobs/llm"
-	"knobs/runner"
 )
 
 // ShowRunInput is GET /api/v1/runs/{id}.
@@ -81,48 +78,30 @@ func (h *Handler) apiRun(ctx context.Context, user, id int64) (RunDetail, error)
 	return h.runDetail(user, run)
 }
 
-// runDetail is a stored run as the API shows it. A run stored as running
-// that this process does not run ends interrupted, as the page says.
+// runDetail is a stored run as the API shows it; a run that cannot be
+// read whole is an error.
 func (h *Handler) runDetail(user int64, run db.Run) (RunDetail, error) {
-	d := RunDetail{ID: run.ID, Status: run.Status, Provider: run.Provider, Endpoint: run.Endpoint, Model: run.Model,
-		CreatedAt: run.CreatedAt, Choices: []RunChoice{}}
-	if d.Status == db.RunRunning {
-		if _, live := h.runner.Run(run.ID, user); !live {
-			d.Status = db.RunInterrupted
-		}
+	sr, err := h.readRun(user, run)
+	if err != nil {
+		return RunDetail{}, err
 	}
-	if run.RawRequest != "" {
-		var req llm.RawRequest
-		if err := json.Unmarshal([]byte(run.RawRequest), &req); err != nil {
-			return d, errors.New("handlers: run " + strconv.FormatInt(run.ID, 10) + " has an unreadable request: " + err.Error())
+	d := RunDetail{ID: run.ID, Status: sr.Displayed, Provider: run.Provider, Endpoint: run.Endpoint, Model: run.Model,
+		CreatedAt: run.CreatedAt, Choices: []RunChoice{}, Request: sr.Raw, Variables: sr.Vars}
+	res := sr.Result
+	for _, ch := range res.Choices {
+		c := RunChoice{Index: ch.Index, Text: ch.Content, Reasoning: ch.Reasoning, ToolCalls: ch.ToolCalls,
+			FinishReason: ch.FinishReason, Logprobs: ch.Logprobs}
+		if c.ToolCalls == nil {
+			c.ToolCalls = []llm.ToolCall{}
 		}
-		d.Request = &req
+		d.Choices = append(d.Choices, c)
 	}
-	if run.Result != "" {
-		var res runner.Result
-		if err := json.Unmarshal([]byte(run.Result), &res); err != nil {
-			return d, errors.New("handlers: run " + strconv.FormatInt(run.ID, 10) + " has an unreadable result: " + err.Error())
-		}
-		for _, ch := range res.Choices {
-			c := RunChoice{Index: ch.Index, Text: ch.Content, Reasoning: ch.Reasoning, ToolCalls: ch.ToolCalls,
-				FinishReason: ch.FinishReason, Logprobs: ch.Logprobs}
-			if c.ToolCalls == nil {
-				c.ToolCalls = []llm.ToolCall{}
-			}
-			d.Choices = append(d.Choices, c)
-		}
-		d.Usage, d.Error = res.Usage, res.Error
-		d.Metrics = RunMetrics{TTFTMs: res.Metrics.TTFTMs, TokensPerSec: res.Metrics.TokensPerSec,
-			TotalMs: res.Metrics.TotalMs, CostUSD: res.Metrics.CostUSD}
-	}
+	d.Usage, d.Error = res.Usage, res.Error
+	d.Metrics = RunMetrics{TTFTMs: res.Metrics.TTFTMs, TokensPerSec: res.Metrics.TokensPerSec,
+		TotalMs: res.Metrics.TotalMs, CostUSD: res.Metrics.CostUSD}
 	if run.PresetID != 0 {
 		id := run.PresetID
 		d.Preset = &id
-	}
-	if run.Variables != "" {
-		if err := json.Unmarshal([]byte(run.Variables), &d.Variables); err != nil {
-			return d, errors.New("handlers: run " + strconv.FormatInt(run.ID, 10) + " has unreadable variables: " + err.Error())
-		}
 	}
 	return d, nil
 }

@@ -17,6 +17,7 @@ import (
 
 	"knobs/config"
 	"knobs/db"
+	"knobs/experiment"
 	"knobs/llm"
 	"knobs/llm/sim"
 	"knobs/markdown"
@@ -44,6 +45,9 @@ type Handler struct {
 	replayData *replayCache
 	shared     *shareStreams // replays streaming through each share link
 	now        func() time.Time
+	// experiments runs experiments in the background; its runs start
+	// through launchCell.
+	experiments *experiment.Executor
 }
 
 // MaxBody bounds a request body, and a run's body once its variables are
@@ -72,6 +76,9 @@ type Options struct {
 	// Now is the clock API tokens are made, used and expire by; nil means
 	// time.Now. Tests move it to expire a token without waiting.
 	Now func() time.Time
+	// Experiments tune how experiments retry; zero values take the
+	// defaults. Tests shorten the waits.
+	Experiments experiment.Options
 }
 
 // New builds the Handler.
@@ -98,7 +105,7 @@ func New(o Options) *Handler {
 	if now == nil {
 		now = time.Now
 	}
-	return &Handler{
+	h := &Handler{
 		now:        now,
 		md:         md,
 		runner:     o.Runner,
@@ -115,6 +122,21 @@ func New(o Options) *Handler {
 		replayData: newReplayCache(),
 		shared:     newShareStreams(),
 	}
+	h.experiments = experiment.New(o.Store, h.launchCell, o.Log, o.Experiments)
+	return h
+}
+
+// ResumeExperiments continues the experiments a stop of Knobs cut short;
+// main calls it once the server is ready.
+func (h *Handler) ResumeExperiments(ctx context.Context) error {
+	return h.experiments.Resume(ctx)
+}
+
+// ShutdownExperiments stops every experiment for a stop of Knobs,
+// leaving them to resume at the next start; before the runner's
+// Shutdown, which then stores their runs' partial output.
+func (h *Handler) ShutdownExperiments(ctx context.Context) error {
+	return h.experiments.Shutdown(ctx)
 }
 
 const userKey = "knobs.user"

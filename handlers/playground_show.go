@@ -31,6 +31,9 @@ type presetInfo struct {
 	Spec      json.RawMessage   `json:"spec"`
 	Variables map[string]string `json:"variables"`
 	CanEdit   bool              `json:"can_edit"`
+	// Label is the label the preset was opened at, "" when none: the
+	// page names it, and Version and Spec are then that label's.
+	Label string `json:"label,omitempty"`
 }
 
 // currentSetup is what the user's playground holds: what they left, or
@@ -91,8 +94,17 @@ func (h *Handler) ShowPlaygroundPage(c *fiber.Ctx) error {
 	if st.PresetID != 0 {
 		// The preset as saved, to tell whether the setup changed since.
 		if pr, err := h.store.Preset(ctx(c), u.ID, st.PresetID); err == nil {
-			info, _ := json.Marshal(presetInfo{ID: pr.ID, Name: pr.Name, Version: pr.Version, Spec: json.RawMessage(pr.Spec), Variables: pr.Variables, CanEdit: pr.OwnerID == u.ID || u.IsAdmin()})
-			v.Preset = string(info)
+			info := presetInfo{ID: pr.ID, Name: pr.Name, Version: pr.Version, Spec: json.RawMessage(pr.Spec), Variables: pr.Variables, CanEdit: pr.OwnerID == u.ID || u.IsAdmin()}
+			if st.PresetLabel != "" && st.PresetVersion != pr.Version {
+				// Opened at a label behind the current version: compared
+				// with, and saved over, the version the label gave.
+				if lv, err := h.store.PresetVersion(ctx(c), u.ID, pr.ID, st.PresetVersion); err == nil {
+					info.Version, info.Spec, info.Variables = lv.Version, json.RawMessage(lv.Spec), lv.Variables
+				}
+			}
+			info.Label = st.PresetLabel
+			b, _ := json.Marshal(info)
+			v.Preset = string(b)
 		}
 	}
 	for _, o := range providers {

@@ -7,10 +7,13 @@ import "knobs/llm"
 // with the values of its variables.
 type playgroundState struct {
 	llm.RunSpec
-	PresetID      int64             `json:"preset_id,omitempty"`
-	PresetVersion int               `json:"preset_version,omitempty"`
-	PresetName    string            `json:"preset_name,omitempty"`
-	Variables     map[string]string `json:"variables,omitempty"`
+	PresetID      int64  `json:"preset_id,omitempty"`
+	PresetVersion int    `json:"preset_version,omitempty"`
+	PresetName    string `json:"preset_name,omitempty"`
+	// PresetLabel is the label the preset was opened at ("production"),
+	// "" when it was opened at its current version; a save clears it.
+	PresetLabel string            `json:"preset_label,omitempty"`
+	Variables   map[string]string `json:"variables,omitempty"`
 }
 
 // playgroundSaved is what is stored for the user's playground: the setup,

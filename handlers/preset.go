@@ -28,10 +28,24 @@ func (h *Handler) visiblePreset(c *fiber.Ctx) (db.Preset, error) {
 func presetPath(id int64) string { return "/presets/" + strconv.FormatInt(id, 10) }
 
 func (h *Handler) renderPreset(c *fiber.Ctx, status int, errs field.Errors) error {
+	v, err := h.presetPage(c, errs)
+	if err != nil {
+		return err
+	}
+	return Render(c, status, views.PresetPage(v))
+}
+
+// labelMovesShown bounds the label history a preset's page shows.
+const labelMovesShown = 50
+
+// presetPage is the view of the :id preset's page, with errs at their
+// fields; callers set what else a page shows (a label form sent back, a
+// move to confirm) before rendering it.
+func (h *Handler) presetPage(c *fiber.Ctx, errs field.Errors) (views.PresetView, error) {
 	u, _ := CurrentUser(c)
 	p, err := h.visiblePreset(c)
 	if err != nil {
-		return err
+		return views.PresetView{}, err
 	}
 	v := presetView(p)
 	v.Page = h.page(c, p.Name, "presets")
@@ -43,34 +57,51 @@ func (h *Handler) renderPreset(c *fiber.Ctx, status int, errs field.Errors) erro
 	}
 	versions, err := h.store.PresetVersions(ctx(c), u.ID, p.ID)
 	if err != nil {
-		return err
+		return v, err
+	}
+	labels, err := h.store.PresetLabels(ctx(c), u.ID, p.ID)
+	if err != nil {
+		return v, err
+	}
+	at := map[int][]views.LabelChip{}
+	for _, l := range labels {
+		chip := views.LabelChip{Name: l.Name, Version: l.Version, Protected: l.Protected}
+		at[l.Version] = append(at[l.Version], chip)
+		v.Labels = append(v.Labels, views.PresetLabelRow{LabelChip: chip, MovedBy: l.MovedBy, MovedAt: day(l.MovedAt), CanMove: !l.Protected || v.CanEdit})
 	}
 	for _, ver := range versions {
-		v.Versions = append(v.Versions, views.PresetVersionRow{Version: ver.Version, Name: ver.Name, SavedAt: day(ver.SavedAt), SavedBy: ver.SavedBy, Current: ver.Version == p.Version})
+		v.Versions = append(v.Versions, views.PresetVersionRow{Version: ver.Version, Name: ver.Name, SavedAt: day(ver.SavedAt), SavedBy: ver.SavedBy, Current: ver.Version == p.Version, Labels: at[ver.Version]})
+	}
+	moves, err := h.store.LabelMoves(ctx(c), u.ID, p.ID, labelMovesShown)
+	if err != nil {
+		return v, err
+	}
+	for _, m := range moves {
+		v.LabelMoves = append(v.LabelMoves, views.LabelMoveRow{Label: m.Label, From: m.From, To: m.To, Protected: m.Protected, By: m.By, At: day(m.At)})
 	}
 	a, errA := strconv.Atoi(c.Query("a"))
 	b, errB := strconv.Atoi(c.Query("b"))
 	if errA == nil && errB == nil {
 		va, err := h.store.PresetVersion(ctx(c), u.ID, p.ID, a)
 		if err != nil {
-			return err
+			return v, err
 		}
 		vb, err := h.store.PresetVersion(ctx(c), u.ID, p.ID, b)
 		if err != nil {
-			return err
+			return v, err
 		}
 		v.Diff = &views.PresetDiffView{A: a, B: b, Rows: versionDiff(va, vb)}
 	}
 	if v.Mine { // only the owner shares, and revokes, a preset's links
 		shares, err := h.store.Shares(ctx(c), p.OwnerID, db.SharePreset, p.ID)
 		if err != nil {
-			return err
+			return v, err
 		}
 		for _, s := range shares {
 			v.Shares = append(v.Shares, shareRow(c, s))
 		}
 	}
-	return Render(c, status, views.PresetPage(v))
+	return v, nil
 }
 
 // presetView is what a preset's page shows of it.
@@ -130,6 +161,16 @@ func comparable(v db.PresetVersion) json.RawMessage {
 func (h *Handler) loadPreset(c *fiber.Ctx, user int64, p db.Preset) (asked bool, err error) {
 	st := playgroundState{RunSpec: presetSpec(p), PresetID: p.ID, PresetVersion: p.Version, PresetName: p.Name, Variables: p.Variables}
 	if asked, err = h.offerSetup(c, user, playgroundOffer{State: st, Label: "the preset " + p.Name}); err != nil {
+		return false, err
+	}
+	return asked, h.store.TouchPreset(ctx(c), user, p.ID)
+}
+
+// loadPresetAt is loadPreset for version v of p, which label points at:
+// the playground names the label until the user saves a new version.
+func (h *Handler) loadPresetAt(c *fiber.Ctx, user int64, p db.Preset, v db.PresetVersion, label string) (asked bool, err error) {
+	st := playgroundState{RunSpec: versionFile(v).Spec, PresetID: p.ID, PresetVersion: v.Version, PresetName: p.Name, PresetLabel: label, Variables: v.Variables}
+	if asked, err = h.offerSetup(c, user, playgroundOffer{State: st, Label: "the preset " + p.Name + " at " + label}); err != nil {
 		return false, err
 	}
 	return asked, h.store.TouchPreset(ctx(c), user, p.ID)

@@ -33,12 +33,19 @@ func (h *Handler) renderPresets(c *fiber.Ctx, status int, errs field.Errors) err
 	} else if !errors.Is(err, db.ErrNotFound) {
 		return err
 	}
+	labels, err := h.store.VisibleLabels(ctx(c), u.ID)
+	if err != nil {
+		return err
+	}
 	for _, p := range presets {
 		spec := presetSpec(p)
 		row := views.PresetRow{
 			ID: p.ID, Name: p.Name, Description: firstLine(p.Description), Tags: p.Tags,
 			Owner: p.OwnerName, Mine: p.OwnerID == u.ID, Team: p.Visibility == db.PresetTeam,
 			CanEdit: p.OwnerID == u.ID || u.IsAdmin(), Provider: spec.Provider, Model: spec.Model(), Version: p.Version,
+		}
+		for _, l := range labels[p.ID] {
+			row.Labels = append(row.Labels, views.LabelChip{Name: l.Name, Version: l.Version, Protected: l.Protected})
 		}
 		if !p.LastUsedAt.IsZero() {
 			row.LastUsed = when(p.LastUsedAt)

@@ -128,37 +128,49 @@ type preparedRun struct {
 	client   *llm.Client
 	vars     []byte // the variable values as JSON; nil when none
 	presetID int64
+	// experiment is the experiment the run is a cell (or a judge's
+	// grading) of; 0 when none.
+	experiment int64
 }
 
-// prepareRun fills the variables into the spec and validates it for
-// user, sending and storing nothing. Field errors come back in fields.
-func (h *Handler) prepareRun(ctx context.Context, user int64, st playgroundState) (preparedRun, field.Errors, error) {
+// checkedRun is a run spec with its variables filled in and validated
+// for its provider and model: what would be sent, before a key is found.
+type checkedRun struct {
+	template llm.RunSpec // as the user wrote it, placeholders and all
+	spec     llm.RunSpec // with the variables filled in
+	provider Provider
+	model    llm.Model
+}
+
+// checkRun fills the variables into the spec and validates it, sending
+// and storing nothing. Field errors come back in fields.
+func (h *Handler) checkRun(ctx context.Context, st playgroundState) (checkedRun, field.Errors, error) {
 	fields := field.Errors{}
 	template := st.RunSpec
 	if len(bytes.TrimSpace(template.Body)) == 0 {
 		fields["body"] = "The request body is missing: send the JSON body for the endpoint."
-		return preparedRun{}, fields, nil
+		return checkedRun{}, fields, nil
 	}
 	spec, missing, err := preset.Fill(template, st.Variables, MaxBody)
 	var tooLarge *preset.TooLargeError
 	if errors.As(err, &tooLarge) {
 		fields["variables"] = "The variables make the body too large: " + err.Error() + "."
-		return preparedRun{}, fields, nil
+		return checkedRun{}, fields, nil
 	} else if err != nil {
 		fields["body"] = "The variables cannot be filled in: " + err.Error()
-		return preparedRun{}, fields, nil
+		return checkedRun{}, fields, nil
 	}
 	for _, name := range missing {
 		fields["variables."+name] = "Give {{" + name + "}} a value."
 	}
 	if len(fields) > 0 {
-		return preparedRun{}, fields, nil
+		return checkedRun{}, fields, nil
 	}
 	p, err := h.findProvider(ctx, spec.Provider)
 	if errors.Is(err, errNoProvider) {
 		fields["provider"] = "There is no provider " + strconv.Quote(spec.Provider) + "."
 	} else if err != nil {
-		return preparedRun{}, nil, err
+		return checkedRun{}, nil, err
 	}
 	if !spec.Endpoint.Valid() {
 		fields["endpoint"] = `Choose the endpoint "chat" or "completion".`
@@ -170,17 +182,29 @@ func (h *Handler) prepareRun(ctx context.Context, user int64, st playgroundState
 			fields[k] = v
 		}
 	}
-	var client *llm.Client
-	if len(fields) == 0 {
-		client, err = h.client(ctx, user, p)
-		switch {
-		case errors.Is(err, errNoKey):
-			fields["provider"] = "There is no API key for " + p.Name + ". Add yours in Settings, or ask an admin for a team key."
-		case errors.Is(err, vault.ErrOpen):
-			fields["provider"] = "The stored " + p.Name + " key cannot be read (was KNOBS_SECRET changed?). Save it again in Settings."
-		case err != nil:
-			return preparedRun{}, nil, err
-		}
+	if len(fields) > 0 {
+		return checkedRun{}, fields, nil
+	}
+	return checkedRun{template: template, spec: spec, provider: p, model: model}, nil, nil
+}
+
+// prepareRun checks a run (checkRun) and finds the key it is sent with
+// for user, sending and storing nothing. Field errors come back in
+// fields.
+func (h *Handler) prepareRun(ctx context.Context, user int64, st playgroundState) (preparedRun, field.Errors, error) {
+	cr, fields, err := h.checkRun(ctx, st)
+	if err != nil || len(fields) > 0 {
+		return preparedRun{}, fields, err
+	}
+	p := cr.provider
+	client, err := h.client(ctx, user, p)
+	switch {
+	case errors.Is(err, errNoKey):
+		fields = field.Errors{"provider": "There is no API key for " + p.Name + ". Add yours in Settings, or ask an admin for a team key."}
+	case errors.Is(err, vault.ErrOpen):
+		fields = field.Errors{"provider": "The stored " + p.Name + " key cannot be read (was KNOBS_SECRET changed?). Save it again in Settings."}
+	case err != nil:
+		return preparedRun{}, nil, err
 	}
 	if len(fields) > 0 {
 		return preparedRun{}, fields, nil
@@ -189,7 +213,7 @@ func (h *Handler) prepareRun(ctx context.Context, user int64, st playgroundState
 	if len(st.Variables) > 0 {
 		vars, _ = json.Marshal(st.Variables)
 	}
-	return preparedRun{template: template, spec: spec, provider: p.ID, model: model, client: client, vars: vars, presetID: st.PresetID}, nil, nil
+	return preparedRun{template: cr.template, spec: cr.spec, provider: p.ID, model: cr.model, client: client, vars: vars, presetID: st.PresetID}, nil, nil
 }
 
 // launchRun stores a prepared run of user, as pane `pane` of comparison
@@ -212,6 +236,7 @@ func (h *Handler) launchRun(ctx context.Context, user int64, p preparedRun, grou
 	row := db.Run{
 		ID: h.store.NextRunID(), UserID: user, Provider: p.provider, Endpoint: string(p.spec.Endpoint), Model: p.spec.Model(),
 		Spec: string(specJSON), Variables: string(p.vars), PresetID: presetID, GroupID: group, Pane: pane, CreatedAt: time.Now(),
+		ExperimentID: p.experiment,
 	}
 	// The runner writes the row, in parallel with the upstream request
 	// it starts now: the first token does not wait for the database.

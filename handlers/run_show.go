@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"math"
 	"slices"
 	"strconv"
@@ -14,7 +15,6 @@ import (
 
 	"knobs/db"
 	"knobs/llm"
-	"knobs/runner"
 	"knobs/views"
 )
 
@@ -30,7 +30,7 @@ func (h *Handler) ShowRunPage(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	v := h.runView(run)
+	v := h.runView(h.readRunLogged(u.ID, run))
 	v.Page = h.page(c, fmt.Sprintf("Run %d", run.ID), "history")
 	shares, err := h.store.Shares(ctx(c), u.ID, db.ShareRun, run.ID)
 	if err != nil {
@@ -46,46 +46,40 @@ func (h *Handler) ShowRunPage(c *fiber.Ctx) error {
 	for _, p := range providers {
 		v.Providers = append(v.Providers, views.ProviderOption{ID: p.ID, Name: p.Name, Selected: p.ID == run.Provider})
 	}
-	if run.Status == db.RunRunning {
-		// Only a run this process runs can be followed live; one left
-		// running by a process that has gone ends interrupted, as the
-		// next start will mark it, and its page must not wait for it.
-		_, v.Live = h.runner.Run(run.ID, u.ID)
-		if !v.Live {
-			v.Status = db.RunInterrupted
-		}
-	}
+	// Only a run this process runs can be followed live; one left
+	// running by a process that has gone shows as interrupted.
+	v.Live = v.Status == db.RunRunning
 	return Render(c, fiber.StatusOK, views.RunPage(v))
 }
 
+// readRunLogged reads a stored run for a page, which shows what can be
+// read of a run with a broken column rather than nothing, and logs the
+// rest.
+func (h *Handler) readRunLogged(user int64, run db.Run) storedRun {
+	sr, err := h.readRun(user, run)
+	if err != nil {
+		h.log.Error("reading a stored run", "run", run.ID, "err", err)
+	}
+	return sr
+}
+
 // runView turns a stored run into what its page shows.
-func (h *Handler) runView(run db.Run) views.RunView {
+func (h *Handler) runView(sr storedRun) views.RunView {
+	run := sr.Run
 	v := views.RunView{
-		ID: run.ID, Status: run.Status, When: run.CreatedAt.Format("2 Jan 2006 15:04:05"),
+		ID: run.ID, Status: sr.Displayed, When: run.CreatedAt.Format("2 Jan 2006 15:04:05"),
 		Provider: run.Provider, Model: run.Model, Endpoint: run.Endpoint,
 		Starred: run.Starred, Note: run.Note, GroupID: run.GroupID,
 	}
-	var spec llm.RunSpec
 	prompts, n := 1, 1
-	if json.Unmarshal([]byte(run.Spec), &spec) == nil {
-		v.Params, v.Messages, v.Prompt, v.HasPrompt = requestView(spec.Body)
-		prompts, n = promptCount(spec.Body)
+	if len(sr.Spec.Body) > 0 {
+		v.Params, v.Messages, v.Prompt, v.HasPrompt = requestView(sr.Spec.Body)
+		prompts, n = promptCount(sr.Spec.Body)
 	}
-	if run.Variables != "" {
-		var vars map[string]string
-		if json.Unmarshal([]byte(run.Variables), &vars) == nil {
-			keys := make([]string, 0, len(vars))
-			for k := range vars {
-				keys = append(keys, k)
-			}
-			slices.Sort(keys)
-			for _, k := range keys {
-				v.Variables = append(v.Variables, views.KeyValue{Key: k, Value: vars[k]})
-			}
-		}
+	for _, k := range slices.Sorted(maps.Keys(sr.Vars)) {
+		v.Variables = append(v.Variables, views.KeyValue{Key: k, Value: sr.Vars[k]})
 	}
-	var res runner.Result
-	_ = json.Unmarshal([]byte(run.Result), &res) // a run cut short may hold an empty result
+	res := sr.Result
 	for _, ch := range res.Choices {
 		cv := views.ChoiceView{Index: ch.Index, Text: ch.Content, Reasoning: ch.Reasoning, FinishReason: ch.FinishReason, HTML: h.md.Render(ch.Content),
 			CutOff: ch.FinishReason == "length" || ch.FinishReason == "content_filter", Label: choiceLabel(ch.Index, prompts, n)}
@@ -123,9 +117,8 @@ func (h *Handler) runView(run db.Run) views.RunView {
 	}
 	v.Usage = usageView(res.Usage, res.TimeInfo)
 	v.Request = prettyJSON(run.RawRequest)
-	var raw llm.RawRequest
-	if json.Unmarshal([]byte(run.RawRequest), &raw) == nil && len(raw.Added) > 0 {
-		v.Added = strings.Join(raw.Added, ", ")
+	if sr.Raw != nil && len(sr.Raw.Added) > 0 {
+		v.Added = strings.Join(sr.Raw.Added, ", ")
 	}
 	return v
 }

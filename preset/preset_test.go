@@ -290,3 +290,24 @@ func TestImportDropsStreamOnly(t *testing.T) {
 		t.Errorf("Import = %s, dropped %q", f.Spec.Body, f.Dropped)
 	}
 }
+
+func TestOverrideSetsAddsAndRemovesTopLevelFields(t *testing.T) {
+	body := json.RawMessage(`{"model":"sim-small","messages":[{"role":"user","content":"Hi"}],"temperature":0.2,"top_p":0.9}`)
+	got, err := preset.Override(body, map[string]json.RawMessage{
+		"temperature": json.RawMessage(`1.5`), "top_p": json.RawMessage(`null`), "seed": json.RawMessage(`7`), "max_tokens": json.RawMessage(` 64 `),
+		"absent": json.RawMessage(`null`),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := `{"model":"sim-small","messages":[{"role":"user","content":"Hi"}],"temperature":1.5,"max_tokens":64,"seed":7}`
+	if string(got) != want {
+		t.Errorf("Override = %s\nwant %s", got, want)
+	}
+	if same, err := preset.Override(body, nil); err != nil || string(same) != string(body) {
+		t.Errorf("no overrides changed the body: %s, %v", same, err)
+	}
+	if _, err := preset.Override(json.RawMessage(`[1]`), map[string]json.RawMessage{"a": json.RawMessage(`1`)}); err == nil {
+		t.Error("an array body was overridden")
+	}
+}

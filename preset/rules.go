@@ -131,3 +131,20 @@ func checkSpec(spec string) string {
 	}
 	return ""
 }
+
+// LabelMax bounds a label's name, in bytes.
+const LabelMax = 32
+
+var labelPattern = regexp.MustCompile(`^[a-z0-9][a-z0-9._-]{0,31}$`)
+
+// LabelName checks a label's name as a user typed it: lowercased and
+// trimmed, 1 to 32 of a-z, 0-9, ".", "-" and "_", starting with a letter
+// or digit, so that it reads the same in a URL, a shell and a YAML file.
+// msg says what is wrong, "" when nothing is.
+func LabelName(s string) (name, msg string) {
+	name = strings.ToLower(strings.TrimSpace(s))
+	if !labelPattern.MatchString(name) {
+		return name, "A label is 1 to 32 of a-z, 0-9, \".\", \"-\" and \"_\", starting with a letter or digit, such as production or staging."
+	}
+	return name, ""
+}

@@ -259,3 +259,44 @@ func TestABigRunDoesNotStopOtherRunsFromSaving(t *testing.T) {
 		t.Errorf("big run: %s with %d tokens", r.Status, res.Metrics.Tokens)
 	}
 }
+
+// An experiment's runs take shared slots: they count against Knobs'
+// bound but not the user's, and a shared run gives its slot back to the
+// total when it ends.
+func TestSharedSlotsCountOnlyAgainstTheTotal(t *testing.T) {
+	f := newFixture(t, runner.Options{MaxRunsPerUser: 1, MaxRuns: 3})
+	shared, err := f.r.ReserveShared(f.user, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	own, err := f.r.Reserve(f.user, 1)
+	if err != nil {
+		t.Fatalf("with two shared slots taken, the user's own bound of 1 refused: %v", err)
+	}
+	var le *runner.LimitError
+	if _, err := f.r.ReserveShared(f.user, 1); !errors.As(err, &le) || le.PerUser || le.Limit != 3 {
+		t.Fatalf("a fourth slot passed the total of 3: %v", err)
+	}
+	own.Release()
+	client := simClient(t, sim.Options{TokensPerSecond: sim.NoPacing})
+	spec := llm.RunSpec{Provider: "sim", Endpoint: llm.EndpointChat, Body: json.RawMessage(`{"model":"sim-fast","messages":[{"role":"user","content":"Hi"}],"max_tokens":5}`)}
+	id, err := f.store.CreateRun(context.Background(), db.Run{UserID: f.user, Provider: "sim", Endpoint: "chat", Model: "sim-fast", Spec: "{}", CreatedAt: time.Now()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	run, err := shared.Start(id, client, spec, llm.Model{ID: "sim-fast"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	leave := run.Subscribe()
+	<-run.Kept()
+	leave()
+	shared.Release()
+	// Every slot is back: the user's own one and two shared.
+	if _, err := f.r.Reserve(f.user, 1); err != nil {
+		t.Errorf("after the shared run ended, the user's own slot: %v", err)
+	}
+	if _, err := f.r.ReserveShared(f.user, 2); err != nil {
+		t.Errorf("after the shared run ended, two shared slots: %v", err)
+	}
+}

@@ -53,6 +53,8 @@ type Run struct {
 	row     *db.Run
 	created chan struct{}
 	rowErr  error
+	// shared says the run's slot was taken by ReserveShared.
+	shared bool
 }
 
 // setRowWritten records the outcome of writing the run's row.

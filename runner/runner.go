@@ -163,9 +163,10 @@ func New(store Store, log *slog.Logger, opts Options) *Runner {
 // other reservation, so that the bounds hold however many requests come
 // at once. Start uses one slot per run; Release gives back the rest.
 type Slots struct {
-	r    *Runner
-	user int64
-	left int // guarded by r.mu
+	r      *Runner
+	user   int64
+	left   int  // guarded by r.mu
+	shared bool // taken by ReserveShared: not counted against the user's bound
 }
 
 // Reserve takes n slots for user, or fails with a *LimitError naming the
@@ -187,12 +188,38 @@ func (r *Runner) Reserve(user int64, n int) (*Slots, error) {
 	return &Slots{r: r, user: user, left: n}, nil
 }
 
+// ReserveShared takes n slots for runs of user that count against
+// Knobs' bound on runs going at once but not against the user's own: an
+// experiment's cells, whose number the experiment's concurrency bounds,
+// must not leave its owner unable to run anything by hand meanwhile.
+func (r *Runner) ReserveShared(user int64, n int) (*Slots, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.closed {
+		return nil, ErrShutdown
+	}
+	if r.active+n > r.opts.MaxRuns {
+		return nil, &LimitError{Limit: r.opts.MaxRuns, Running: r.active, Wanted: n}
+	}
+	r.active += n
+	return &Slots{r: r, user: user, left: n, shared: true}, nil
+}
+
 // Release gives back the slots no run took; safe to call more than once.
 func (s *Slots) Release() {
 	s.r.mu.Lock()
 	defer s.r.mu.Unlock()
-	s.r.release(s.user, s.left)
+	s.r.releaseSlots(s, s.left)
 	s.left = 0
+}
+
+// releaseSlots frees n slots of s; the caller holds r.mu.
+func (r *Runner) releaseSlots(s *Slots, n int) {
+	if s.shared {
+		r.active -= n
+		return
+	}
+	r.release(s.user, n)
 }
 
 // release frees n slots of user; the caller holds r.mu.
@@ -247,6 +274,7 @@ func (sl *Slots) start(id int64, row *db.Run, s Streamer, spec llm.RunSpec, mode
 		started:   time.Now(),
 		model:     model,
 		idleGrace: r.opts.IdleGrace,
+		shared:    sl.shared,
 	}
 	r.mu.Lock()
 	switch {
@@ -428,7 +456,11 @@ func (r *Runner) drive(ctx context.Context, run *Run, s Streamer, spec llm.RunSp
 	// The slot is free before listeners hear the end, so that a user who
 	// runs again at once is not refused.
 	r.mu.Lock()
-	r.release(run.UserID, 1)
+	if run.shared {
+		r.active--
+	} else {
+		r.release(run.UserID, 1)
+	}
 	r.mu.Unlock()
 	if err != nil {
 		r.log.Error("storing run failed; retrying in the background", "run", run.ID, "err", err)

@@ -260,7 +260,7 @@ func tokensSection(v SettingsView) templ.Component {
 		}
 		ctx = templ.InitializeContext(ctx)
 		ctx = templ.ClearChildren(ctx)
-		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 10, "<section class=\"card\" aria-labelledby=\"tokens-h\"><h2 id=\"tokens-h\">API tokens</h2><p class=\"muted\">A token lets a script or CI use Knobs' API (<a href=\"/api/v1/openapi.json\">/api/v1</a>) as you, sent as <code>Authorization: Bearer knobs_…</code>. <strong>read</strong> sees what you may see; <strong>write</strong> also changes it. Only a hash is kept: a token is shown once, when it is made. Changing your password revokes them all.</p><form method=\"post\" action=\"/settings/tokens\" class=\"inline\">")
+		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 10, "<section class=\"card\" aria-labelledby=\"tokens-h\"><h2 id=\"tokens-h\">API tokens</h2><p class=\"muted\">A token lets a script or CI use Knobs' API (<a href=\"/api\">its documentation</a>, with examples and Try it) as you, sent as <code>Authorization: Bearer knobs_…</code>. <strong>read</strong> sees what you may see; <strong>write</strong> also changes it. Only a hash is kept: a token is shown once, when it is made. Changing your password revokes them all.</p><form method=\"post\" action=\"/settings/tokens\" class=\"inline\">")
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}

@@ -208,3 +208,59 @@ func documentRunEvents(api huma.API) {
 }
 
 func ptr[T any](v T) *T { return &v }
+
+// documentPresetFile describes GET /presets/{preset}'s answers, which
+// huma sees as bytes: the preset file (written by preset.Export), or 304
+// to a matching If-None-Match.
+func documentPresetFile(api huma.API) {
+	reg := api.OpenAPI().Components.Schemas
+	op := api.OpenAPI().Paths["/presets/{preset}"].Get
+	op.Responses["200"] = &huma.Response{Description: "The preset file, byte for byte what the page's Export gives for that version.",
+		Headers: op.Responses["200"].Headers,
+		Content: map[string]*huma.MediaType{"application/json": {Schema: reg.Schema(reflect.TypeFor[handlers.PresetFile](), true, "PresetFile")}}}
+	op.Responses["304"] = &huma.Response{Description: "The copy named by If-None-Match is still the one."}
+}
+
+// documentExperimentEvents adds GET /experiments/{id}/events, a plain
+// Fiber route, to the document.
+func documentExperimentEvents(api huma.API) {
+	doc := api.OpenAPI()
+	def := doc.Paths["/experiments/{id}"].Get.Responses["default"]
+	doc.AddOperation(&huma.Operation{
+		OperationID: "stream-experiment-events", Method: http.MethodGet, Path: "/experiments/{id}/events", Tags: []string{"Experiments"},
+		Summary:     "An experiment's events as server-sent events: one connection for the whole grid",
+		Description: "A cell event as each cell ends ({seq, kind: \"cell\", cell: {id, variant, row, repeat, status, output, grades, latency_ms, tokens, cost_usd, error}, progress: {done, total, failed, elapsed_ms, cells_per_s, remaining_ms, spent_usd}}), then end ({status, error}). Each event has an id; reconnect with Last-Event-ID (or ?after=N) to resume after it. A reader too far behind gets reset first: reload the results. An experiment that has ended answers its end event at once.",
+		Parameters: []*huma.Param{
+			{Name: "id", In: "path", Required: true, Description: "The experiment's id.", Schema: &huma.Schema{Type: huma.TypeInteger, Format: "int64", Minimum: ptr(1.0)}},
+			{Name: "after", In: "query", Description: "Resume after this event id.", Schema: &huma.Schema{Type: huma.TypeInteger}},
+			{Name: "Last-Event-ID", In: "header", Description: "Resume after this event id, as EventSource sends it.", Schema: &huma.Schema{Type: huma.TypeString}},
+		},
+		Responses: map[string]*huma.Response{
+			"200":     {Description: "The event stream; it ends after the end event.", Content: map[string]*huma.MediaType{"text/event-stream": {Schema: &huma.Schema{Type: huma.TypeString}}}},
+			"default": def,
+		},
+	})
+}
+
+// documentExperimentExport adds GET /experiments/{id}/export, a plain
+// Fiber route that streams its download, to the document.
+func documentExperimentExport(api huma.API) {
+	doc := api.OpenAPI()
+	def := doc.Paths["/experiments/{id}"].Get.Responses["default"]
+	doc.AddOperation(&huma.Operation{
+		OperationID: "export-experiment", Method: http.MethodGet, Path: "/experiments/{id}/export", Tags: []string{"Experiments"},
+		Summary:     "Download an experiment's results as CSV or JSON Lines",
+		Description: "Every cell with its row's values, output, measurements, grades and ratings. CSV has a column per variable and three per grader (pass, score, reason); values a spreadsheet could run as formulas start with '. JSON Lines has a cell a line, as the results give it.",
+		Parameters: []*huma.Param{
+			{Name: "id", In: "path", Required: true, Description: "The experiment's id.", Schema: &huma.Schema{Type: huma.TypeInteger, Format: "int64", Minimum: ptr(1.0)}},
+			{Name: "format", In: "query", Description: "csv (the default) or jsonl.", Schema: &huma.Schema{Type: huma.TypeString, Enum: []any{"csv", "jsonl"}}},
+		},
+		Responses: map[string]*huma.Response{
+			"200": {Description: "The download.", Content: map[string]*huma.MediaType{
+				"text/csv":             {Schema: &huma.Schema{Type: huma.TypeString}},
+				"application/x-ndjson": {Schema: &huma.Schema{Type: huma.TypeString}},
+			}},
+			"default": def,
+		},
+	})
+}

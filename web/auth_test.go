@@ -289,7 +289,16 @@ func TestLogOut(t *testing.T) {
 // publicRoutes need no sign-in; every other route of the app does.
 var publicRoutes = []string{"/healthz", "/static", "/assets", "/login", "/signup", "/logout", "/reset", "/s", "/p", "/g", "/api/v1/openapi.json"}
 
+// publicPages are single pages open to anyone: the API's documentation
+// (the API under it needs a token or a session).
+var publicPages = []string{"/api"}
+
 func isPublic(path string) bool {
+	for _, p := range publicPages {
+		if path == p {
+			return true
+		}
+	}
 	for _, p := range publicRoutes {
 		if path == p || strings.HasPrefix(path, p+"/") {
 			return true

@@ -29,6 +29,7 @@ import (
 	"knobs/config"
 	"knobs/db"
 	"knobs/db/dbtest"
+	"knobs/experiment"
 	"knobs/handlers"
 	"knobs/llm"
 	"knobs/markdown"
@@ -53,6 +54,9 @@ type server struct {
 	app    *fiber.App
 	cfg    config.Config
 	log    *logBuffer
+	// stop shuts the server down as a stop of Knobs does (experiments,
+	// runs, then the listener), once; the test's cleanup calls it too.
+	stop func()
 }
 
 // serverSetup is what a serverOption may change before the server starts.
@@ -65,6 +69,8 @@ type serverSetup struct {
 	runStore func(*db.Store) runner.Store
 	accept   func(net.Conn)   // called on each accepted connection, if set
 	now      func() time.Time // the handlers' clock; nil: time.Now
+	// experiments tune the experiments' retries; zero: the defaults.
+	experiments experiment.Options
 }
 
 // serverOption changes how newServer builds the app.
@@ -164,7 +170,8 @@ func newServer(t testing.TB, opts ...serverOption) *server {
 		runStore = setup.runStore(store)
 	}
 	runs := runner.New(runStore, log, setup.runner)
-	h := handlers.New(handlers.Options{Store: store, Box: box, Config: cfg, Log: log, Runner: runs, BcryptCost: bcrypt.MinCost, Sim: setup.sim, Now: setup.now})
+	h := handlers.New(handlers.Options{Store: store, Box: box, Config: cfg, Log: log, Runner: runs, BcryptCost: bcrypt.MinCost, Sim: setup.sim, Now: setup.now,
+		Experiments: setup.experiments})
 	app := web.New(h, session.NewManager(cfg.Secret, cfg.SecureCookies), log)
 
 	ln, err := net.Listen("tcp", cfg.Addr)
@@ -177,21 +184,31 @@ func newServer(t testing.TB, opts ...serverOption) *server {
 	}
 	served := make(chan error, 1)
 	go func() { served <- app.Listener(ln) }()
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		if err := runs.Shutdown(ctx); err != nil {
-			t.Errorf("runs shutdown: %v", err)
-		}
-		if err := app.ShutdownWithTimeout(5 * time.Second); err != nil {
-			t.Errorf("shutdown: %v", err)
-		}
-		if err := <-served; err != nil {
-			t.Errorf("serve: %v", err)
-		}
-		store.Close() // a test may have closed it already
-	})
-	return &server{url: "http://" + ln.Addr().String(), dbPath: cfg.DBPath, store: store, runs: runs, app: app, cfg: cfg, log: logs}
+	if err := h.ResumeExperiments(context.Background()); err != nil {
+		t.Errorf("resume experiments: %v", err)
+	}
+	var once sync.Once
+	stop := func() {
+		once.Do(func() {
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			defer cancel()
+			if err := h.ShutdownExperiments(ctx); err != nil {
+				t.Errorf("experiments shutdown: %v", err)
+			}
+			if err := runs.Shutdown(ctx); err != nil {
+				t.Errorf("runs shutdown: %v", err)
+			}
+			if err := app.ShutdownWithTimeout(5 * time.Second); err != nil {
+				t.Errorf("shutdown: %v", err)
+			}
+			if err := <-served; err != nil {
+				t.Errorf("serve: %v", err)
+			}
+			store.Close() // a test may have closed it already
+		})
+	}
+	t.Cleanup(stop)
+	return &server{url: "http://" + ln.Addr().String(), dbPath: cfg.DBPath, store: store, runs: runs, app: app, cfg: cfg, log: logs, stop: stop}
 }
 
 // logBuffer collects the server's log for tests that look at it.

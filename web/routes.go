@@ -37,10 +37,30 @@ func routes(app *fiber.App, h *handlers.Handler, sessions *session.Manager, log 
 	huma.Register(api, huma.Operation{OperationID: "get-run", Method: http.MethodGet, Path: "/runs/{id}", Summary: "One of your runs: request, answers, usage and metrics", Tags: []string{"Runs"}}, h.ShowAPIRun)
 	huma.Register(api, huma.Operation{OperationID: "cancel-run", Method: http.MethodPost, Path: "/runs/{id}/cancel", DefaultStatus: http.StatusAccepted, Summary: "Stop a live run, keeping its partial answer; answers the run as stored", Tags: []string{"Runs"}}, h.CancelAPIRun)
 	huma.Register(api, huma.Operation{OperationID: "delete-run", Method: http.MethodDelete, Path: "/runs/{id}", DefaultStatus: http.StatusNoContent, Summary: "Delete one of your runs, stopping it first when it is live", Tags: []string{"Runs"}}, h.RemoveAPIRun)
+	huma.Register(api, huma.Operation{OperationID: "list-presets", Method: http.MethodGet, Path: "/presets", Summary: "List your presets and the team's, with their labels, newest first", Tags: []string{"Presets"}}, h.ListAPIPresets)
+	huma.Register(api, huma.Operation{OperationID: "get-preset", Method: http.MethodGet, Path: "/presets/{preset}", Summary: "A version of a preset in the export format, by label or version (default: the production label, else the latest), with an ETag", Tags: []string{"Presets"}}, h.ShowAPIPreset)
+	documentPresetFile(api)
+	huma.Register(api, huma.Operation{OperationID: "create-preset", Method: http.MethodPost, Path: "/presets", DefaultStatus: http.StatusCreated, Summary: "Save a preset file (the export format) as a new preset", Tags: []string{"Presets"}}, h.CreateAPIPreset)
+	huma.Register(api, huma.Operation{OperationID: "update-preset", Method: http.MethodPut, Path: "/presets/{id}", Summary: "Save a preset file as the preset's next version, over base_version (409 when another was saved since)", Tags: []string{"Presets"}}, h.UpdateAPIPreset)
+	huma.Register(api, huma.Operation{OperationID: "render-preset", Method: http.MethodPost, Path: "/presets/{preset}/render", Summary: "The exact request body a run of the preset would send upstream, for apps that call the provider themselves", Tags: []string{"Presets"}}, h.RenderAPIPreset)
+	huma.Register(api, huma.Operation{OperationID: "list-preset-labels", Method: http.MethodGet, Path: "/presets/{id}/labels", Summary: "A preset's labels and the history of their moves", Tags: []string{"Presets"}}, h.ListAPILabels)
+	huma.Register(api, huma.Operation{OperationID: "move-preset-label", Method: http.MethodPut, Path: "/presets/{id}/labels/{label}", Summary: "Point a label of a preset at one of its versions (recorded)", Tags: []string{"Presets"}}, h.MoveAPILabel)
+	huma.Register(api, huma.Operation{OperationID: "remove-preset-label", Method: http.MethodDelete, Path: "/presets/{id}/labels/{label}", DefaultStatus: http.StatusNoContent, Summary: "Take a label off a preset (recorded)", Tags: []string{"Presets"}}, h.RemoveAPILabel)
+	huma.Register(api, huma.Operation{OperationID: "create-experiment", Method: http.MethodPost, Path: "/experiments", DefaultStatus: http.StatusCreated, Summary: "Start an experiment: variants × the dataset's rows × repeats, each cell a run, graded as it ends", Tags: []string{"Experiments"}}, h.CreateAPIExperiment)
+	huma.Register(api, huma.Operation{OperationID: "list-experiments", Method: http.MethodGet, Path: "/experiments", Summary: "List your experiments and the team's, newest first", Tags: []string{"Experiments"}}, h.ListAPIExperiments)
+	huma.Register(api, huma.Operation{OperationID: "get-experiment", Method: http.MethodGet, Path: "/experiments/{id}", Summary: "An experiment: status, progress and per-variant aggregates", Tags: []string{"Experiments"}}, h.ShowAPIExperiment)
+	huma.Register(api, huma.Operation{OperationID: "get-experiment-results", Method: http.MethodGet, Path: "/experiments/{id}/results", Summary: "Every cell of an experiment with its output, grades and ratings, by row", Tags: []string{"Experiments"}}, h.ExperimentAPIResults)
+	huma.Register(api, huma.Operation{OperationID: "cancel-experiment", Method: http.MethodPost, Path: "/experiments/{id}/cancel", Summary: "Stop a running experiment, keeping what its cells produced", Tags: []string{"Experiments"}}, h.CancelAPIExperiment)
+	huma.Register(api, huma.Operation{OperationID: "compare-experiments", Method: http.MethodGet, Path: "/experiments/{id}/compare/{other}", Summary: "Compare a variant of one experiment with a variant of another on the same dataset: pass-rate deltas and every cell whose verdict changed, regressions first", Tags: []string{"Experiments"}}, h.CompareAPIExperiments)
+	huma.Register(api, huma.Operation{OperationID: "rate-experiment-cell", Method: http.MethodPut, Path: "/experiments/{id}/cells/{cell}/rating", DefaultStatus: http.StatusNoContent, Summary: "Rate a cell (thumbs, 1 to 5 stars, a note): yours, kept apart from everyone else's", Tags: []string{"Experiments"}}, h.RateAPICell)
 	// huma does not stream: the events are a plain route behind the same
 	// authentication, described in the document by hand.
 	group.Get("/runs/:id/events", h.RunEvents)
 	documentRunEvents(api)
+	group.Get("/experiments/:id/events", h.ExperimentEvents)
+	documentExperimentEvents(api)
+	group.Get("/experiments/:id/export", h.ExportExperiment)
+	documentExperimentExport(api)
 	group.Use(func(c *fiber.Ctx) error { return fiber.ErrNotFound })
 
 	app.Use(sessions.Middleware, h.LoadUser, csrf)
@@ -62,6 +82,9 @@ func routes(app *fiber.App, h *handlers.Handler, sessions *session.Manager, log 
 	app.Get("/g/:token", h.ShowSharedGroup)
 	app.Get("/g/:token/replay", h.ReplaySharedGroup)
 
+	// The API's documentation, for anyone; signed in, with Try it.
+	app.Get("/api", h.ShowAPIDocsPage(api.OpenAPI(), APIPrefix+"/openapi.json"))
+
 	// Everything below needs a signed-in user.
 	app.Use(h.RequireUser)
 
@@ -80,6 +103,8 @@ func routes(app *fiber.App, h *handlers.Handler, sessions *session.Manager, log 
 	app.Post("/presets/:id/delete", h.RemovePreset)
 	app.Post("/presets/:id/duplicate", h.DuplicatePreset)
 	app.Post("/presets/:id/open", h.OpenPreset)
+	app.Post("/presets/:id/labels", h.MovePresetLabel)
+	app.Post("/presets/:id/labels/remove", h.RemovePresetLabel)
 	app.Post("/presets/:id/default", h.SetDefaultPreset)
 	app.Post("/presets/:id/shares", h.CreatePresetShare)
 	app.Get("/presets/:id/export", h.ExportPreset)

@@ -324,6 +324,7 @@ import { ROLES, contentText, jsonHeaders, postJSON, metricsList, showAnswerLabel
       spec.preset_id = state.preset.id;
       spec.preset_version = state.preset.version;
       spec.preset_name = state.preset.name;
+      if (state.preset.label) spec.preset_label = state.preset.label;
     }
     return { spec, errors };
   }
@@ -465,7 +466,8 @@ import { ROLES, contentText, jsonHeaders, postJSON, metricsList, showAnswerLabel
 
   function showPreset() {
     const p = state.preset;
-    presetName.textContent = p ? p.name : "none";
+    // Opened at a label, the preset is named with it: "Summariser · production (v3)".
+    presetName.textContent = p ? (p.label ? `${p.name} · ${p.label} (v${p.version})` : p.name) : "none";
     if (!p) {
       presetDirty.hidden = true;
       saveBtn.disabled = true;
@@ -493,6 +495,7 @@ import { ROLES, contentText, jsonHeaders, postJSON, metricsList, showAnswerLabel
   }
 
   function adopt(saved, spec) {
+    // A saved version is no label's: the label the preset was opened at is dropped.
     state.preset = {
       id: saved.id,
       name: saved.name,
