@@ -17,6 +17,7 @@ import (
 	"syscall"
 	"time"
 
+	"knobs/cli"
 	"knobs/config"
 	"knobs/db"
 	"knobs/handlers"
@@ -29,9 +30,21 @@ import (
 )
 
 func main() {
+	args := os.Args[1:]
+	if cli.IsCommand(args) {
+		// A client command stops at the first signal: `knobs run`
+		// cancels its run on the server first.
+		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+		code := cli.Main(ctx, args, os.Getenv, os.Stdin, os.Stdout, os.Stderr)
+		stop()
+		os.Exit(code)
+	}
+	if len(args) > 0 && args[0] == "serve" {
+		args = args[1:]
+	}
 	ctx, stop := shutdownOnSignal(os.Stderr, func() { os.Exit(1) }, os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	if err := run(ctx, os.Args[1:], os.Getenv, os.Stdout); err != nil {
+	if err := run(ctx, args, os.Getenv, os.Stdout); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return
 		}
@@ -79,9 +92,16 @@ func shutdownOnSignal(stderr io.Writer, exit func(), sigs ...os.Signal) (ctx con
 func run(ctx context.Context, args []string, getenv func(string) string, stdout io.Writer) error {
 	fs := flag.NewFlagSet("knobs", flag.ContinueOnError)
 	fs.SetOutput(stdout)
-	fs.Usage = func() { config.Usage(stdout) }
+	fs.Usage = func() {
+		config.Usage(stdout)
+		fmt.Fprintln(stdout)
+		cli.Usage(stdout)
+	}
 	if err := fs.Parse(args); err != nil {
 		return err
+	}
+	if fs.NArg() > 0 {
+		return fmt.Errorf("unknown command %q (knobs -h lists the commands)", fs.Arg(0))
 	}
 	cfg, err := config.Load(getenv)
 	if err != nil {
