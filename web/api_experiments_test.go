@@ -838,3 +838,56 @@ func TestExperimentReportIsOneSafeFileAndShares(t *testing.T) {
 		t.Errorf("a team link for bob: %d", got.status)
 	}
 }
+
+func TestAPIExperimentPreviewCountsWhatItWillSend(t *testing.T) {
+	t.Parallel()
+	srv, admin := newTeam(t)
+	tok := admin.makeToken("ci", "write", nil).Token
+	ds := srv.makeDataset(t, "admin", 3)
+	body := map[string]any{"name": "preview", "dataset": ds.ID, "repeats": 2,
+		"variants": []any{map[string]any{"provider": "sim", "endpoint": "chat", "body": map[string]any{
+			"model": "sim-fast", "max_tokens": 7, "min_tokens": 7,
+			"messages": []any{map[string]any{"role": "system", "content": "Be brief."}, map[string]any{"role": "user", "content": "Tell me about {{topic}}"}}}}},
+		"graders": []any{map[string]any{"type": "length", "min": 1}}}
+	a := srv.apiCall(t, "POST", "/api/v1/experiments/preview", tok, body)
+	var p struct {
+		Cells        int               `json:"cells"`
+		JudgeCalls   int               `json:"judge_calls"`
+		InputTokens  int               `json:"input_tokens"`
+		OutputTokens int               `json:"output_tokens"`
+		CostUSD      *float64          `json:"cost_usd"`
+		Fields       map[string]string `json:"fields"`
+	}
+	a.json(t, &p)
+	if a.status != http.StatusOK || p.Cells != 6 || p.JudgeCalls != 0 || p.OutputTokens != 42 || len(p.Fields) != 0 || p.CostUSD != nil {
+		t.Fatalf("preview: %d %s", a.status, a.body)
+	}
+	if es, _ := srv.store.Experiments(context.Background(), srv.userID(t, "admin"), 0, 10); len(es) != 0 {
+		t.Errorf("a preview stored %d experiments", len(es))
+	}
+	// Run it: on the simulator the estimate is what was reported.
+	a = srv.apiCall(t, "POST", "/api/v1/experiments", tok, body)
+	var e apiExperiment
+	a.json(t, &e)
+	srv.followExperiment(t, tok, e.Events)
+	prompt := 0
+	for _, c := range srv.results(t, tok, e.ID) {
+		var run struct {
+			Usage struct {
+				PromptTokens int `json:"prompt_tokens"`
+			} `json:"usage"`
+		}
+		srv.apiCall(t, "GET", fmt.Sprintf("/api/v1/runs/%d", *c.RunID), tok, nil).json(t, &run)
+		prompt += run.Usage.PromptTokens
+	}
+	if prompt == 0 || prompt != p.InputTokens {
+		t.Errorf("the runs reported %d prompt tokens; the preview said %d", prompt, p.InputTokens)
+	}
+	// What create would refuse, the preview names, and stores nothing.
+	body["variants"] = []any{map[string]any{"provider": "sim", "endpoint": "chat", "body": map[string]any{
+		"model": "sim-fast", "messages": []any{map[string]any{"role": "user", "content": "{{topic}} in {{city}}"}}}}}
+	srv.apiCall(t, "POST", "/api/v1/experiments/preview", tok, body).json(t, &p)
+	if p.Fields["variants[0].variables"] == "" || !strings.Contains(p.Fields["variants[0].variables"], "row 1 lacks {{city}}") {
+		t.Errorf("preview of a variant the rows do not fill: %+v", p.Fields)
+	}
+}

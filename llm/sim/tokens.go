@@ -7,6 +7,8 @@ import (
 	"sort"
 	"unicode"
 	"unicode/utf8"
+
+	"knobs/llm"
 )
 
 // token is one output token with what logprobs reports about it.
@@ -176,4 +178,23 @@ func fillerAlts(r *rand.Rand, text string, lp float64, n int) []alt {
 		rest -= rest * 0.55
 	}
 	return alts
+}
+
+// CountTokens is how many tokens the simulator counts in s: what it
+// reports as prompt tokens, and Knobs' estimate for other models.
+func CountTokens(s string) int { return countTokens(s) }
+
+// PromptTokens is the prompt tokens the simulator would report for a
+// request body to endpoint: Knobs' estimate of a prompt's size for any
+// model. ok is false when the simulator would refuse the body.
+func PromptTokens(endpoint llm.Endpoint, body []byte) (n int, ok bool) {
+	r, apiErr := parseRequest(endpoint, body)
+	if apiErr != nil {
+		return 0, false
+	}
+	j, apiErr := newJob(r)
+	if apiErr != nil {
+		return 0, false
+	}
+	return j.promptTokens, true
 }

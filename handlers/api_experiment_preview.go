@@ -1,0 +1,161 @@
+package handlers
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"maps"
+
+	"knobs/db"
+	"knobs/field"
+	"knobs/grade"
+	"knobs/llm"
+	"knobs/llm/sim"
+	"knobs/preset"
+)
+
+// ExperimentPreview is what an experiment would cost before it starts:
+// its calls, its tokens and cost as estimated, and what is wrong with it.
+type ExperimentPreview struct {
+	Cells        int              `json:"cells" doc:"Rows × variants × repeats: the calls the variants make."`
+	JudgeCalls   int              `json:"judge_calls" doc:"Calls the LLM judges make, one per cell each."`
+	InputTokens  int              `json:"input_tokens" doc:"The prompts' tokens, counted with the simulator's tokenizer: exact on the simulator, an estimate elsewhere."`
+	OutputTokens int              `json:"output_tokens" doc:"At most: each cell's max_tokens, or the model's output limit."`
+	CostUSD      *float64         `json:"cost_usd" doc:"At most, at the models' known prices; null when a variant's model has no known price."`
+	Variants     []VariantPreview `json:"variants" nullable:"false"`
+	Fields       field.Errors     `json:"fields,omitempty" doc:"What POST /experiments would refuse, by field, as it would name them."`
+}
+
+// VariantPreview is one variant's share of the estimate.
+type VariantPreview struct {
+	Name         string   `json:"name"`
+	InputTokens  int      `json:"input_tokens"`
+	OutputTokens int      `json:"output_tokens"`
+	CostUSD      *float64 `json:"cost_usd"`
+}
+
+// ExperimentPreviewOutput answers a preview.
+type ExperimentPreviewOutput struct {
+	Body ExperimentPreview
+}
+
+// PreviewAPIExperiment checks an experiment as POST /api/v1/experiments
+// would and estimates it, storing and sending nothing: the page shows it
+// before Start.
+func (h *Handler) PreviewAPIExperiment(ctx context.Context, in *CreateExperimentInput) (*ExperimentPreviewOutput, error) {
+	u := apiUser(ctx)
+	b := in.Body
+	out := ExperimentPreview{Variants: []VariantPreview{}, Fields: field.Errors{}}
+	ds, err := h.store.Dataset(ctx, u.ID, b.Dataset)
+	if errors.Is(err, db.ErrNotFound) {
+		out.Fields.Add("dataset", "There is no such dataset.")
+		return &ExperimentPreviewOutput{Body: out}, nil
+	} else if err != nil {
+		return nil, err
+	}
+	version := b.DatasetVersion
+	if version == 0 {
+		version = ds.Version
+	}
+	dv, err := h.store.DatasetVersion(ctx, u.ID, ds.ID, version)
+	if errors.Is(err, db.ErrNotFound) {
+		out.Fields.Add("dataset_version", fmt.Sprintf("The dataset has no version %d.", version))
+		return &ExperimentPreviewOutput{Body: out}, nil
+	} else if err != nil {
+		return nil, err
+	}
+	rows, err := h.store.DatasetRows(ctx, u.ID, ds.ID, version, 0, dv.Rows)
+	if err != nil {
+		return nil, err
+	}
+	repeats := max(1, b.Repeats)
+	out.Cells = len(rows) * len(b.Variants) * repeats
+	if out.Cells > ExperimentMaxCells {
+		out.Fields.Add("repeats", fmt.Sprintf("That is %d cells; an experiment has at most %d.", out.Cells, ExperimentMaxCells))
+	}
+	total, priced := 0.0, true
+	for i, v := range b.Variants {
+		ev, fe, err := h.experimentVariant(ctx, i, v, rows)
+		if err != nil {
+			return nil, err
+		}
+		for k, msg := range fe {
+			out.Fields.Add(fmt.Sprintf("variants[%d].%s", i, k), msg)
+		}
+		vp := VariantPreview{Name: ev.Name}
+		if ev.Spec != "" {
+			vp = h.estimateVariant(ctx, ev, rows, repeats)
+		}
+		out.InputTokens += vp.InputTokens
+		out.OutputTokens += vp.OutputTokens
+		if vp.CostUSD == nil {
+			priced = false
+		} else {
+			total += *vp.CostUSD
+		}
+		out.Variants = append(out.Variants, vp)
+	}
+	for i, raw := range b.Graders {
+		_, fe, err := h.experimentGrader(ctx, raw)
+		if err != nil {
+			return nil, err
+		}
+		for k, msg := range fe {
+			out.Fields.Add(fmt.Sprintf("graders[%d].%s", i, k), msg)
+		}
+		if grade.TypeOf(raw) == "judge" {
+			out.JudgeCalls += out.Cells
+		}
+	}
+	if priced && len(out.Variants) > 0 {
+		out.CostUSD = &total
+	}
+	return &ExperimentPreviewOutput{Body: out}, nil
+}
+
+// estimateVariant counts a variant's tokens over the rows and prices
+// them at the model's known prices.
+func (h *Handler) estimateVariant(ctx context.Context, ev db.ExperimentVariant, rows []db.DatasetRow, repeats int) VariantPreview {
+	vp := VariantPreview{Name: ev.Name}
+	var spec llm.RunSpec
+	_ = json.Unmarshal([]byte(ev.Spec), &spec)
+	var defaults map[string]string
+	_ = json.Unmarshal([]byte(ev.Variables), &defaults)
+	var body struct {
+		MaxTokens           int `json:"max_tokens"`
+		MaxCompletionTokens int `json:"max_completion_tokens"`
+	}
+	_ = json.Unmarshal(spec.Body, &body)
+	p, err := h.findProvider(ctx, spec.Provider)
+	var model llm.Model
+	if err == nil {
+		model = modelInfo(p, spec.Model())
+	}
+	out := max(body.MaxTokens, body.MaxCompletionTokens)
+	if out == 0 {
+		out = model.MaxOutput
+	}
+	for _, r := range rows {
+		vars := maps.Clone(defaults)
+		if vars == nil {
+			vars = map[string]string{}
+		}
+		maps.Copy(vars, r.Vars)
+		filled, _, err := preset.Fill(spec, vars, MaxBody)
+		if err != nil {
+			continue
+		}
+		n, ok := sim.PromptTokens(filled.Endpoint, filled.Body)
+		if !ok {
+			n = sim.CountTokens(string(filled.Body))
+		}
+		vp.InputTokens += n * repeats
+		vp.OutputTokens += out * repeats
+	}
+	if model.PromptPrice > 0 || model.CompletionPrice > 0 {
+		c := (float64(vp.InputTokens)*model.PromptPrice + float64(vp.OutputTokens)*model.CompletionPrice) / 1e6
+		vp.CostUSD = &c
+	}
+	return vp
+}
