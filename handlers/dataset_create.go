@@ -70,4 +70,3 @@ func rowsText(n int) string {
 	}
 	return fmt.Sprintf("%d rows", n)
 }
-
