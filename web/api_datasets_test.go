@@ -238,7 +238,9 @@ func TestAPIDatasetBadInputNamesLineAndColumnAndStoresNothing(t *testing.T) {
 	a = srv.apiCall(t, "POST", "/api/v1/datasets", tok, map[string]any{"name": "bad", "rows": []map[string]any{
 		{"vars": map[string]any{"q": "ok"}}, {"vars": map[string]any{"q": map[string]any{"nested": 1}}}}})
 	e = wantAPIError(t, "an object value", a, http.StatusUnprocessableEntity, "rows[1]")
-	t.Logf("rows[1]: %s", e.Fields["rows[1]"])
+	if !strings.Contains(e.Fields["rows[1]"], `the value of "q" is an object`) {
+		t.Errorf("an object value: %q", e.Fields["rows[1]"])
+	}
 	a = srv.apiCall(t, "POST", "/api/v1/datasets", tok, map[string]any{"name": "bad", "rows": []map[string]any{
 		{"vars": map[string]any{"2fast": "x"}}}})
 	wantAPIError(t, "a bad variable name", a, http.StatusUnprocessableEntity, "rows[0]")
@@ -282,6 +284,10 @@ func TestAPIDatasetUploadLimit(t *testing.T) {
 	if status != http.StatusRequestEntityTooLarge || !strings.Contains(body, "a dataset file is at most 50 MB") {
 		t.Errorf("60 MB announced: %d %s", status, body)
 	}
+	// Without a token or a session, the upload route keeps 16 MB too.
+	if status, body := announce(t, srv, "/api/v1/datasets/import?name=big", "", 17<<20); status != http.StatusRequestEntityTooLarge || !strings.Contains(body, "at most 16 MB") {
+		t.Errorf("17 MB anonymous: %d %s", status, body)
+	}
 	// Every other route keeps the app's 16 MB.
 	if status, body := announce(t, srv, "/api/v1/datasets", tok, 17<<20); status != http.StatusRequestEntityTooLarge || !strings.Contains(body, "at most 16 MB") {
 		t.Errorf("17 MB elsewhere: %d %s", status, body)
@@ -305,7 +311,11 @@ func announce(t testing.TB, srv *server, path, token string, n int) (int, string
 		t.Fatal(err)
 	}
 	defer conn.Close()
-	fmt.Fprintf(conn, "POST %s HTTP/1.1\r\nHost: knobs\r\nAuthorization: Bearer %s\r\nContent-Type: text/csv\r\nContent-Length: %d\r\n\r\n", path, token, n)
+	auth := ""
+	if token != "" {
+		auth = "Authorization: Bearer " + token + "\r\n"
+	}
+	fmt.Fprintf(conn, "POST %s HTTP/1.1\r\nHost: knobs\r\n%sContent-Type: text/csv\r\nContent-Length: %d\r\n\r\n", path, auth, n)
 	resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
 	if err != nil {
 		t.Fatalf("announce %s: %v", path, err)

@@ -11,6 +11,7 @@ import (
 	"github.com/valyala/fasthttp"
 
 	"knobs/handlers"
+	"knobs/web/session"
 )
 
 // allowUploads lets the dataset upload routes take bodies up to
@@ -46,9 +47,11 @@ func allowUploads(app *fiber.App) {
 }
 
 // isUpload reports whether a request's header is that of a dataset
-// upload: a POST to one of handlers.DatasetUploadPaths.
+// upload: a POST to one of handlers.DatasetUploadPaths that claims to be
+// signed in (a bearer token or the session cookie: checked after the
+// body is read, but a request with neither keeps the small limit).
 func isUpload(h *fasthttp.RequestHeader) bool {
-	if !h.IsPost() {
+	if !h.IsPost() || len(h.Peek(fiber.HeaderAuthorization)) == 0 && len(h.Cookie(session.CookieName)) == 0 {
 		return false
 	}
 	path, _, _ := strings.Cut(string(h.RequestURI()), "?")
