@@ -27,6 +27,7 @@ var navItems = []navItem{
 	{"playground", "Playground", "/"},
 	{"compare", "Compare", "/compare"},
 	{"presets", "Presets", "/presets"},
+	{"datasets", "Datasets", "/datasets"},
 	{"history", "History", "/history"},
 	{"settings", "Settings", "/settings"},
 }

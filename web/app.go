@@ -38,6 +38,7 @@ func New(h *handlers.Handler, sessions *session.Manager, log *slog.Logger) *fibe
 		DisableStartupMessage: true,
 		ErrorHandler:          errorHandler(h, log),
 	})
+	allowUploads(app)
 	app.Use(recoverer(log), requestLog(log), securityHeaders)
 	routes(app, h, sessions, log)
 	return app

@@ -56,6 +56,15 @@ func routes(app *fiber.App, h *handlers.Handler, sessions *session.Manager, log 
 	huma.Register(api, huma.Operation{OperationID: "get-experiment-report", Method: http.MethodGet, Path: "/experiments/{id}/report", Summary: "An experiment's results as one self-contained HTML file that opens offline", Tags: []string{"Experiments"},
 		Responses: map[string]*huma.Response{"200": {Description: "The report.", Content: map[string]*huma.MediaType{"text/html": {Schema: &huma.Schema{Type: huma.TypeString}}}}}}, h.ReportAPIExperiment)
 	huma.Register(api, huma.Operation{OperationID: "rate-experiment-cell", Method: http.MethodPut, Path: "/experiments/{id}/cells/{cell}/rating", DefaultStatus: http.StatusNoContent, Summary: "Rate a cell (thumbs, 1 to 5 stars, a note): yours, kept apart from everyone else's", Tags: []string{"Experiments"}}, h.RateAPICell)
+	huma.Register(api, huma.Operation{OperationID: "list-datasets", Method: http.MethodGet, Path: "/datasets", Summary: "List your datasets and the team's, newest first", Tags: []string{"Datasets"}}, h.ListAPIDatasets)
+	huma.Register(api, huma.Operation{OperationID: "create-dataset", Method: http.MethodPost, Path: "/datasets", DefaultStatus: http.StatusCreated, MaxBodyBytes: handlers.MaxBody, Summary: "Save rows as a new dataset, checked as a JSON Lines file's lines are", Tags: []string{"Datasets"}}, h.CreateAPIDataset)
+	group.Post("/datasets/import", h.ImportAPIDataset)
+	documentDatasetImport(api)
+	huma.Register(api, huma.Operation{OperationID: "get-dataset", Method: http.MethodGet, Path: "/datasets/{id}", Summary: "A dataset at a version (default: the latest) with its columns, versions and a page of its rows", Tags: []string{"Datasets"}}, h.ShowAPIDataset)
+	huma.Register(api, huma.Operation{OperationID: "update-dataset", Method: http.MethodPut, Path: "/datasets/{id}", MaxBodyBytes: handlers.MaxBody, Summary: "Save rows added, changed (by key) and removed as the dataset's next version, over base_version (409 when another was saved since)", Tags: []string{"Datasets"}}, h.UpdateAPIDataset)
+	huma.Register(api, huma.Operation{OperationID: "delete-dataset", Method: http.MethodDelete, Path: "/datasets/{id}", DefaultStatus: http.StatusNoContent, Summary: "Delete a dataset with its rows and versions", Tags: []string{"Datasets"}}, h.RemoveAPIDataset)
+	huma.Register(api, huma.Operation{OperationID: "export-dataset", Method: http.MethodGet, Path: "/datasets/{id}/export", Summary: "A version of a dataset as a CSV or JSON Lines file that an import reads back to the same rows", Tags: []string{"Datasets"},
+		Responses: map[string]*huma.Response{"200": {Description: "The file.", Content: map[string]*huma.MediaType{"text/csv": {Schema: &huma.Schema{Type: huma.TypeString}}, "application/x-ndjson": {Schema: &huma.Schema{Type: huma.TypeString}}}}}}, h.ExportAPIDataset)
 	// huma does not stream: the events are a plain route behind the same
 	// authentication, described in the document by hand.
 	group.Get("/runs/:id/events", h.RunEvents)
@@ -113,6 +122,18 @@ func routes(app *fiber.App, h *handlers.Handler, sessions *session.Manager, log 
 	app.Post("/presets/:id/shares", h.CreatePresetShare)
 	app.Get("/presets/:id/export", h.ExportPreset)
 	app.Get("/presets/:id/spec", h.ShowPresetSpec)
+
+	// Datasets: uploads (POST /datasets) take up to 50 MB (see allowUploads).
+	app.Get("/datasets", h.ShowDatasetsPage)
+	app.Get("/datasets/new", h.ShowNewDatasetPage)
+	app.Post("/datasets", h.CreateDataset)
+	app.Post("/datasets/from-runs", h.CreateDatasetFromRuns)
+	app.Get("/datasets/:id", h.ShowDatasetPage)
+	app.Post("/datasets/:id/rows", h.AddDatasetRow)
+	app.Post("/datasets/:id/rows/remove", h.RemoveDatasetRows)
+	app.Post("/datasets/:id/rows/:key", h.SaveDatasetRow)
+	app.Post("/datasets/:id/delete", h.RemoveDataset)
+	app.Get("/datasets/:id/export", h.ExportDataset)
 
 	// History: a run's page and what can be done with it.
 	app.Get("/history", h.ShowHistoryPage)

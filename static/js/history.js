@@ -7,19 +7,25 @@
   const picks = Array.from(document.querySelectorAll("input.pick"));
   const compare = document.getElementById("h-compare");
   const exportLink = document.getElementById("h-export");
+  const datasetLink = document.getElementById("h-dataset");
   const label = document.getElementById("h-selected");
   function updateSelection() {
     const ids = picks.filter((p) => p.checked).map((p) => p.value);
-    label.textContent = ids.length ? `${ids.length} selected.` : "Select runs to compare two or export some.";
+    label.textContent = ids.length ? `${ids.length} selected.` : "Select runs to compare two, export some or make a dataset of them.";
     const canCompare = ids.length === 2;
     compare.setAttribute("aria-disabled", String(!canCompare));
     compare.href = canCompare ? `/history/compare?a=${ids[1]}&b=${ids[0]}` : "/history/compare";
     exportLink.setAttribute("aria-disabled", String(ids.length === 0));
     exportLink.href = ids.length ? `/history/export?ids=${ids.join(",")}` : "/history/export";
+    if (datasetLink) {
+      datasetLink.setAttribute("aria-disabled", String(ids.length === 0));
+      // Oldest first: the rows come in the order the runs were made.
+      datasetLink.href = ids.length ? `/datasets/new?runs=${ids.slice().reverse().join(",")}` : "/datasets/new";
+    }
   }
   if (compare && exportLink) {
     picks.forEach((p) => p.addEventListener("change", updateSelection));
-    [compare, exportLink].forEach((a) =>
+    [compare, exportLink, datasetLink].filter(Boolean).forEach((a) =>
       a.addEventListener("click", (e) => {
         if (a.getAttribute("aria-disabled") === "true") e.preventDefault();
       }),
