@@ -33,6 +33,7 @@ var commands = []command{
 	{"run", "run a preset or a quick prompt, streaming the answer", runCommand},
 	{"presets", "list, pull, push or render presets (files in the export format)", presetsCommand},
 	{"token", "create, list or revoke personal API tokens", tokenCommand},
+	{"eval", "run an experiment from a file and fail when it misses a threshold or regresses: the CI gate", evalCommand},
 	{"backup", "write a consistent copy of the database (KNOBS_DB) while the server runs", backupCommand},
 }
 

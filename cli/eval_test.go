@@ -1,0 +1,114 @@
+package cli
+
+import (
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// evalYAML is an eval file: rows inline, a short and a long variant on
+// the simulator, a grader that only short answers pass, and then what
+// the test adds.
+func evalYAML(variants, extra string) string {
+	return `name: brevity
+rows:
+  - vars: {topic: glaciers}
+    expected: ice
+  - vars: {topic: rivers}
+graders:
+  - {type: length, max: 12, unit: words, name: brief}
+  - {type: length, min: 1}
+variants:
+` + variants + extra
+}
+
+const (
+	shortVariant = `  - {name: short, provider: sim, endpoint: chat, body: {model: sim-fast, max_tokens: 4, min_tokens: 4, messages: [{role: user, content: "About {{topic}}"}]}}
+`
+	longVariant = `  - {name: long, provider: sim, endpoint: chat, body: {model: sim-fast, max_tokens: 80, min_tokens: 80, messages: [{role: user, content: "About {{topic}}"}]}}
+`
+)
+
+func writeFile(t *testing.T, name, text string) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), name)
+	if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func TestEvalPassesAndFailsOnThresholds(t *testing.T) {
+	s := newTestServer(t)
+	report := filepath.Join(t.TempDir(), "report.html")
+	ok := writeFile(t, "ok.yaml", evalYAML(shortVariant, "thresholds:\n  - {grader: brief, min_pass_rate: 1}\n"))
+	r := s.knobs(t, "eval", ok, "--report", report)
+	if r.code != 0 || !strings.Contains(r.stdout, "short") || !regexp.MustCompile(`short\s+sim-fast\s+100% \(2/2\)`).MatchString(r.stdout) ||
+		!strings.Contains(r.stderr, "every threshold met") {
+		t.Fatalf("a met threshold: %d\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
+	page, err := os.ReadFile(report)
+	if err != nil || !strings.HasPrefix(strings.ToLower(string(page)), "<!doctype html>") || !strings.Contains(string(page), "brevity") {
+		t.Errorf("the report: %v %.100s", err, page)
+	}
+
+	missed := writeFile(t, "missed.yaml", evalYAML(shortVariant+longVariant, "thresholds:\n  - {grader: brief, min_pass_rate: 0.5}\n"))
+	r = s.knobs(t, "eval", missed)
+	if r.code != 1 || !strings.Contains(r.stderr, "long: brief passed 0.0%, below 50.0%") || strings.Contains(r.stderr, "short: brief") {
+		t.Errorf("a missed threshold: %d\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
+}
+
+func TestEvalFailsOnARegressionAgainstItsBaseline(t *testing.T) {
+	s := newTestServer(t)
+	base := s.knobs(t, "eval", writeFile(t, "base.json", `{"name":"base","rows":[{"vars":{"topic":"glaciers"}},{"vars":{"topic":"rivers"}}],
+"graders":[{"type":"length","max":12,"unit":"words","name":"brief"}],
+"variants":[{"provider":"sim","endpoint":"chat","body":{"model":"sim-fast","max_tokens":4,"min_tokens":4,"messages":[{"role":"user","content":"{{topic}}"}]}}],"concurrency":2}`), "--json")
+	if base.code != 0 {
+		t.Fatalf("baseline: %d %s", base.code, base.stderr)
+	}
+	id := regexp.MustCompile(`"id":(\d+)`).FindStringSubmatch(base.stdout)
+	if id == nil {
+		t.Fatalf("no id in %s", base.stdout)
+	}
+	var datasets struct {
+		Items []struct {
+			ID int64 `json:"id"`
+		} `json:"items"`
+	}
+	s.api(t, "GET", "/datasets", nil, &datasets)
+	// The same rows (the dataset eval made), a long answer now.
+	changed := writeFile(t, "changed.yaml", "name: changed\ndataset: "+strconv.FormatInt(datasets.Items[0].ID, 10)+
+		"\ngraders:\n  - {type: length, max: 12, unit: words, name: brief}\nvariants:\n"+
+		`  - {provider: sim, endpoint: chat, body: {model: sim-fast, max_tokens: 80, min_tokens: 80, messages: [{role: user, content: "{{topic}}"}]}}`+"\n")
+	r := s.knobs(t, "eval", changed, "--baseline", id[1])
+	if r.code != 1 || strings.Count(r.stderr, "fails now") != 2 || !strings.Contains(r.stderr, "row 1 passed brief in experiment "+id[1]) {
+		t.Errorf("a regression: %d\n%s", r.code, r.stderr)
+	}
+}
+
+func TestEvalRefusesABadFileBeforeSendingAnything(t *testing.T) {
+	s := newTestServer(t)
+	for name, text := range map[string]string{
+		"unknown field":   evalYAML(shortVariant, "gate: strict\n"),
+		"no variants":     "name: x\nrows: [{vars: {a: b}}]\n",
+		"rows and a name": evalYAML(shortVariant, "dataset: 3\n"),
+		"bad threshold":   evalYAML(shortVariant, "thresholds:\n  - {grader: brief, min_pass_rate: 90}\n"),
+		"not yaml":        "name: [unclosed\n",
+	} {
+		r := s.knobs(t, "eval", writeFile(t, "bad.yaml", text))
+		if r.code != 2 {
+			t.Errorf("%s: exit %d, want 2\n%s", name, r.code, r.stderr)
+		}
+	}
+	var list struct {
+		Items []any `json:"items"`
+	}
+	s.api(t, "GET", "/experiments", nil, &list)
+	if len(list.Items) != 0 {
+		t.Errorf("bad files started %d experiments", len(list.Items))
+	}
+}
