@@ -33,7 +33,12 @@ func (h *Handler) ShowHistoryPage(c *fiber.Ctx) error {
 		Starred:  c.Query("starred") == "1",
 	}
 	f.Query = clip(f.Query, 200)
-	filter := db.RunFilter{UserID: u.ID, Provider: f.Provider, Model: f.Model, Status: f.Status, Starred: f.Starred, Query: f.Query}
+	f.HideExperiments = hideExperiments(c)
+	filter := db.RunFilter{UserID: u.ID, Provider: f.Provider, Model: f.Model, Status: f.Status, Starred: f.Starred, Query: f.Query,
+		HideExperiments: f.HideExperiments}
+	if id, err := strconv.ParseInt(c.Query("experiment"), 10, 64); err == nil && id > 0 {
+		filter.Experiment, f.Experiment = id, strconv.FormatInt(id, 10)
+	}
 	if t, err := time.ParseInLocation(dateLayout, f.From, time.Local); err == nil {
 		filter.From = t
 	} else {
@@ -86,10 +91,37 @@ func (h *Handler) ShowHistoryPage(c *fiber.Ctx) error {
 		if f.Starred {
 			q.Set("starred", "1")
 		}
+		if f.Experiment != "" {
+			q.Set("experiment", f.Experiment)
+		}
 		q.Set("before", strconv.FormatInt(next, 10))
 		v.NextURL = "/history?" + q.Encode()
 	}
 	return Render(c, fiber.StatusOK, views.HistoryPage(v))
+}
+
+// experimentsCookie remembers whether the user hides experiments' runs
+// from History: the filter's choice stays the default until changed.
+const experimentsCookie = "knobs_history_experiments"
+
+// hideExperiments is the user's choice about experiments' runs: the
+// filter's when the form sends one (remembered), else the remembered
+// one; shown by default.
+func hideExperiments(c *fiber.Ctx) bool {
+	args := c.Context().QueryArgs().PeekMulti("experiments")
+	if len(args) == 0 {
+		return c.Cookies(experimentsCookie) == "hide"
+	}
+	hide := false
+	for _, a := range args {
+		hide = hide || string(a) == "hide"
+	}
+	val := "show"
+	if hide {
+		val = "hide"
+	}
+	c.Cookie(&fiber.Cookie{Name: experimentsCookie, Value: val, Path: "/history", MaxAge: 365 * 24 * 3600, HTTPOnly: true, SameSite: "Lax"})
+	return hide
 }
 
 func historyRow(r db.RunSummary, shown []string) views.HistoryRow {
