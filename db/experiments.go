@@ -459,6 +459,9 @@ type VariantAggregate struct {
 type GraderAggregate struct {
 	Graded, Passed, Errors int
 	ScoreSum               float64
+	// Compared counts a person's thumbs on a cell the grader graded, and
+	// Agreed those that said what the grader said (up = pass).
+	Compared, Agreed int
 }
 
 // ExperimentAggregates sums up an experiment's cells per variant (of
@@ -523,6 +526,25 @@ FROM experiment_grades g JOIN experiment_cells c ON c.id = g.cell_id WHERE c.exp
 		}
 	}
 	if err := grades.Err(); err != nil {
+		return nil, err
+	}
+	agree, err := s.r.QueryContext(ctx, `SELECT c.variant, g.grader, count(*), sum(g.pass = r.thumbs)
+FROM experiment_grades g JOIN experiment_cells c ON c.id = g.cell_id JOIN experiment_ratings r ON r.cell_id = c.id
+WHERE c.experiment_id = ? AND g.error = '' AND r.thumbs IS NOT NULL GROUP BY c.variant, g.grader`, id)
+	if err != nil {
+		return nil, fmt.Errorf("db: unable to compare the ratings of experiment %d: %w", id, err)
+	}
+	defer agree.Close()
+	for agree.Next() {
+		var v, g, n, same int
+		if err := agree.Scan(&v, &g, &n, &same); err != nil {
+			return nil, fmt.Errorf("db: unable to compare the ratings of experiment %d: %w", id, err)
+		}
+		if a := at(v); a != nil && g >= 0 && g < len(a.Graders) {
+			a.Graders[g].Compared, a.Graders[g].Agreed = n, same
+		}
+	}
+	if err := agree.Err(); err != nil {
 		return nil, err
 	}
 	ratings, err := s.r.QueryContext(ctx, `SELECT c.variant, sum(r.thumbs = 1), sum(r.thumbs = 0)

@@ -98,6 +98,8 @@ type GraderAggregate struct {
 	PassRate  *float64 `json:"pass_rate" doc:"passed / graded; null before any cell is graded."`
 	MeanScore *float64 `json:"mean_score"`
 	Errors    int      `json:"errors" doc:"Cells the grader could not grade (a grading error is neither a pass nor a fail)."`
+	Rated     int      `json:"rated" doc:"People's thumbs on cells this grader graded."`
+	Agreement *float64 `json:"agreement" doc:"The share of those thumbs that said what the grader said (up = pass); null when none."`
 }
 
 // experimentDetail builds an experiment's detail from the store.
@@ -148,7 +150,11 @@ func (h *Handler) experimentDetail(ctx context.Context, viewer int64, e db.Exper
 			va.P95LatencyMs = &v
 		}
 		for gi, g := range a.Graders {
-			ga := GraderAggregate{Grader: gi, Graded: g.Graded, Passed: g.Passed, Errors: g.Errors}
+			ga := GraderAggregate{Grader: gi, Graded: g.Graded, Passed: g.Passed, Errors: g.Errors, Rated: g.Compared}
+			if g.Compared > 0 {
+				agree := float64(g.Agreed) / float64(g.Compared)
+				ga.Agreement = &agree
+			}
 			if g.Graded > 0 {
 				rate, mean := float64(g.Passed)/float64(g.Graded), g.ScoreSum/float64(g.Graded)
 				ga.PassRate, ga.MeanScore = &rate, &mean

@@ -77,10 +77,12 @@ type apiExperiment struct {
 		Tokens       int      `json:"tokens"`
 		RatedUp      int      `json:"rated_up"`
 		Graders      []struct {
-			Graded   int      `json:"graded"`
-			Passed   int      `json:"passed"`
-			Errors   int      `json:"errors"`
-			PassRate *float64 `json:"pass_rate"`
+			Graded    int      `json:"graded"`
+			Passed    int      `json:"passed"`
+			Errors    int      `json:"errors"`
+			PassRate  *float64 `json:"pass_rate"`
+			Rated     int      `json:"rated"`
+			Agreement *float64 `json:"agreement"`
 		} `json:"graders"`
 	} `json:"aggregates"`
 }
@@ -293,6 +295,11 @@ func TestAPIExperimentRunsGradesAndSumsUp(t *testing.T) {
 	}
 	if e = srv.getExperiment(t, tok, e.ID); e.Aggregates[0].RatedUp != 1 {
 		t.Errorf("rated up: %+v", e.Aggregates[0])
+	}
+	// People and graders compared: thumbs up agrees with the length
+	// grader's pass and disagrees with the JSON grader's fail.
+	if g := e.Aggregates[0].Graders; g[0].Rated != 1 || *g[0].Agreement != 1 || g[1].Rated != 1 || *g[1].Agreement != 0 || e.Aggregates[1].Graders[0].Agreement != nil {
+		t.Errorf("agreement: %+v", e.Aggregates)
 	}
 	// A private experiment is its owner's alone.
 	bobs := bob.makeToken("bob's", "write", nil).Token
