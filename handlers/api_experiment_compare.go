@@ -80,25 +80,36 @@ const compareMaxCells = ExperimentMaxCells
 // dataset row's key and the repeat, so two versions of a dataset compare
 // on the rows they share).
 func (h *Handler) CompareAPIExperiments(ctx context.Context, in *CompareExperimentsInput) (*CompareExperimentsOutput, error) {
-	u := apiUser(ctx)
-	a, err := h.apiExperiment(ctx, in.ID)
+	out, err := h.compareExperiments(ctx, *in)
 	if err != nil {
 		return nil, err
+	}
+	return &CompareExperimentsOutput{Body: out}, nil
+}
+
+// compareExperiments is a comparison for the user in ctx (apiUser): the
+// API's and the page's.
+func (h *Handler) compareExperiments(ctx context.Context, in CompareExperimentsInput) (ExperimentComparison, error) {
+	u := apiUser(ctx)
+	fail := func(err error) (ExperimentComparison, error) { return ExperimentComparison{}, err }
+	a, err := h.apiExperiment(ctx, in.ID)
+	if err != nil {
+		return fail(err)
 	}
 	b, err := h.apiExperiment(ctx, in.Other)
 	if err != nil {
-		return nil, err
+		return fail(err)
 	}
 	if a.DatasetID == 0 || a.DatasetID != b.DatasetID {
-		return nil, apiInvalid(field.Errors{"other": "The two experiments ran on different datasets: only cells of the same rows compare."})
+		return fail(apiInvalid(field.Errors{"other": "The two experiments ran on different datasets: only cells of the same rows compare."}))
 	}
 	av, err := h.store.ExperimentVariants(ctx, a.ID)
 	if err != nil {
-		return nil, err
+		return fail(err)
 	}
 	bv, err := h.store.ExperimentVariants(ctx, b.ID)
 	if err != nil {
-		return nil, err
+		return fail(err)
 	}
 	fe := field.Errors{}
 	if in.Variant >= len(av) {
@@ -108,15 +119,15 @@ func (h *Handler) CompareAPIExperiments(ctx context.Context, in *CompareExperime
 		fe.Add("other_variant", fmt.Sprintf("The other experiment has %d variants, from 0.", len(bv)))
 	}
 	if !fe.Empty() {
-		return nil, apiInvalid(fe)
+		return fail(apiInvalid(fe))
 	}
 	ac, err := h.store.ExperimentCells(ctx, u.ID, a.ID, 0, compareMaxCells)
 	if err != nil {
-		return nil, err
+		return fail(err)
 	}
 	bc, err := h.store.ExperimentCells(ctx, u.ID, b.ID, 0, compareMaxCells)
 	if err != nil {
-		return nil, err
+		return fail(err)
 	}
 	out := ExperimentComparison{
 		Baseline: ComparedSide{Experiment: a.ID, Name: a.Name, Variant: in.Variant, VariantName: av[in.Variant].Name},
@@ -222,7 +233,7 @@ func (h *Handler) CompareAPIExperiments(ctx context.Context, in *CompareExperime
 			out.Latency = &d
 		}
 	}
-	return &CompareExperimentsOutput{Body: out}, nil
+	return out, nil
 }
 
 // gradeOf is a cell's grade by grader i, when it has one.

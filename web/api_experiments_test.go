@@ -702,6 +702,15 @@ func TestAPIExperimentsCompared(t *testing.T) {
 	}
 	wantAPIError(t, "an unknown variant", srv.apiCall(t, "GET", fmt.Sprintf("/api/v1/experiments/%d/compare/%d?variant=3", short, long), tok, nil),
 		http.StatusUnprocessableEntity, "variant")
+	// The page says the same, with both answers diffed word by word.
+	page := admin.get(fmt.Sprintf("/experiments/%d/compare/%d", short, long))
+	if page.status != http.StatusOK || strings.Count(page.body, "passed, now fails") != 4 || !page.has(`<ins class="diff-ins">`) ||
+		!page.has("-100 points") || !page.has("over the 4 cells both have") {
+		t.Errorf("the comparison page: %d", page.status)
+	}
+	if p := admin.addMember("carol").get(fmt.Sprintf("/experiments/%d/compare/%d", short, long)); p.status != http.StatusNotFound {
+		t.Errorf("another user's comparison page: %d", p.status)
+	}
 	other := srv.makeDataset(t, "admin", 1)
 	a = srv.apiCall(t, "POST", "/api/v1/experiments", tok, map[string]any{"name": "elsewhere", "dataset": other.ID,
 		"variants": []any{map[string]any{"provider": "sim", "endpoint": "chat", "body": map[string]any{
