@@ -907,3 +907,37 @@ func TestAPIExperimentPreviewCountsWhatItWillSend(t *testing.T) {
 		t.Errorf("preview of a variant the rows do not fill: %+v", p.Fields)
 	}
 }
+
+func TestAPIExperimentRepeatsAreIndependentSamples(t *testing.T) {
+	t.Parallel()
+	up := &promptCounter{sim: sim.NewHandler(sim.Options{TokensPerSecond: sim.NoPacing}), seen: map[string]int{}}
+	upstream := httptest.NewServer(up)
+	t.Cleanup(upstream.Close)
+	srv, admin := newTeam(t, withSim(upstreamConfig(upstream)))
+	tok := admin.makeToken("ci", "write", nil).Token
+	ds := srv.makeDataset(t, "admin", 1)
+	variant := func(seed any) map[string]any {
+		body := map[string]any{"model": "sim-fast", "max_tokens": 30, "messages": []any{map[string]any{"role": "user", "content": "Say something about {{topic}}"}}}
+		if seed != nil {
+			body["seed"] = seed
+		}
+		return map[string]any{"provider": "sim", "endpoint": "chat", "body": body}
+	}
+	a := srv.apiCall(t, "POST", "/api/v1/experiments", tok, map[string]any{"name": "samples", "dataset": ds.ID, "repeats": 4,
+		"variants": []any{variant(nil), variant(7)}})
+	var e apiExperiment
+	a.json(t, &e)
+	srv.followExperiment(t, tok, e.Events)
+	outs := map[int]map[string]bool{0: {}, 1: {}}
+	for _, c := range srv.results(t, tok, e.ID) {
+		outs[c.Variant][c.Output] = true
+	}
+	// Every sample is a call of its own: never a cached answer.
+	if n := up.count("Say something about river 0"); n != 8 {
+		t.Errorf("the upstream saw %d requests for 2 variants × 4 repeats", n)
+	}
+	// Unseeded samples differ; a seed the variant sets makes them equal.
+	if len(outs[0]) < 2 || len(outs[1]) != 1 {
+		t.Errorf("distinct answers: unseeded %d, seeded %d", len(outs[0]), len(outs[1]))
+	}
+}
