@@ -12,6 +12,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -216,15 +217,11 @@ func readEvalFile(path string) (evalFile, error) {
 	return f, nil
 }
 
-// evalDataset is the id of the dataset the file names, or of a new one
-// made of its rows.
+// evalDataset is the id of the dataset the file names, or of the one
+// its rows are kept in (see evalRows).
 func (c *client) evalDataset(e *env, f evalFile) (int64, error) {
 	if len(f.Rows) > 0 {
-		var d struct {
-			ID int64 `json:"id"`
-		}
-		err := c.callJSON(e.ctx, http.MethodPost, "/datasets", map[string]any{"name": f.Name + " (eval rows)", "rows": f.Rows}, &d)
-		return d.ID, err
+		return c.evalRows(e, f)
 	}
 	var id int64
 	if json.Unmarshal(f.Dataset, &id) == nil && id > 0 {
@@ -234,6 +231,22 @@ func (c *client) evalDataset(e *env, f evalFile) (int64, error) {
 	if err := json.Unmarshal(f.Dataset, &name); err != nil || name == "" {
 		return 0, usagef("knobs eval", "dataset is a dataset's name or id")
 	}
+	found, err := c.findDatasets(e, name)
+	if err != nil {
+		return 0, err
+	}
+	switch len(found) {
+	case 0:
+		return 0, fmt.Errorf("there is no dataset named %q that you can see", name)
+	case 1:
+		return found[0], nil
+	}
+	return 0, fmt.Errorf("%q names %d datasets (ids %v): name it by id", name, len(found), found)
+}
+
+// findDatasets lists the ids of the datasets named name that the token
+// sees.
+func (c *client) findDatasets(e *env, name string) ([]int64, error) {
 	var found []int64
 	cursor := ""
 	for range 1000 {
@@ -249,7 +262,7 @@ func (c *client) evalDataset(e *env, f evalFile) (int64, error) {
 			path += "&cursor=" + url.QueryEscape(cursor)
 		}
 		if err := c.callJSON(e.ctx, http.MethodGet, path, nil, &page); err != nil {
-			return 0, err
+			return nil, err
 		}
 		for _, d := range page.Items {
 			if d.Name == name {
@@ -261,13 +274,125 @@ func (c *client) evalDataset(e *env, f evalFile) (int64, error) {
 		}
 		cursor = *page.NextCursor
 	}
-	switch len(found) {
-	case 0:
-		return 0, fmt.Errorf("there is no dataset named %q that you can see", name)
-	case 1:
-		return found[0], nil
+	return found, nil
+}
+
+// evalRow is a row as an eval file and the datasets API give it.
+type evalRow struct {
+	Key      int64          `json:"key,omitempty"`
+	Vars     map[string]any `json:"vars"`
+	Expected any            `json:"expected,omitempty"`
+	Tags     any            `json:"tags,omitempty"`
+}
+
+// same reports whether two rows hold the same values, numbers and
+// strings compared as the server keeps them (as text).
+func (r evalRow) same(o evalRow) bool {
+	text := func(v any) string {
+		switch v := v.(type) {
+		case nil:
+			return ""
+		case string:
+			return v
+		case []any:
+			if len(v) == 0 {
+				return ""
+			}
+		}
+		b, _ := json.Marshal(v)
+		return string(b)
 	}
-	return 0, fmt.Errorf("%q names %d datasets (ids %v): name it by id", name, len(found), found)
+	if len(r.Vars) != len(o.Vars) || text(r.Expected) != text(o.Expected) || text(r.Tags) != text(o.Tags) {
+		return false
+	}
+	for k, v := range r.Vars {
+		w, ok := o.Vars[k]
+		if !ok || text(v) != text(w) {
+			return false
+		}
+	}
+	return true
+}
+
+// evalRows keeps an eval file's inline rows in a dataset of the token's
+// named after the file ("NAME (eval rows)"), so that every run of the
+// file compares with the last on the same rows: made the first time, a
+// new version when the rows changed (row by row, so that unchanged rows
+// keep their keys and stay comparable), and reused as it is otherwise.
+func (c *client) evalRows(e *env, f evalFile) (int64, error) {
+	name := f.Name + " (eval rows)"
+	rows := make([]evalRow, len(f.Rows))
+	for i, raw := range f.Rows {
+		if err := json.Unmarshal(raw, &rows[i]); err != nil || rows[i].Key != 0 {
+			return 0, usagef("knobs eval", "row %d is not {vars, expected, tags}", i+1)
+		}
+	}
+	found, err := c.findDatasets(e, name)
+	if err != nil {
+		return 0, err
+	}
+	if len(found) != 1 {
+		var d struct {
+			ID int64 `json:"id"`
+		}
+		err := c.callJSON(e.ctx, http.MethodPost, "/datasets", map[string]any{"name": name, "rows": f.Rows}, &d)
+		return d.ID, err
+	}
+	id := found[0]
+	var have []evalRow
+	version := 0
+	cursor := ""
+	for range 1000 {
+		var d struct {
+			Version int `json:"version"`
+			RowPage struct {
+				Items      []evalRow `json:"items"`
+				NextCursor *string   `json:"next_cursor"`
+			} `json:"row_page"`
+		}
+		path := fmt.Sprintf("/datasets/%d?limit=1000", id)
+		if cursor != "" {
+			path += "&cursor=" + url.QueryEscape(cursor)
+		}
+		if err := c.callJSON(e.ctx, http.MethodGet, path, nil, &d); err != nil {
+			return 0, err
+		}
+		version = d.Version
+		have = append(have, d.RowPage.Items...)
+		if d.RowPage.NextCursor == nil {
+			break
+		}
+		cursor = *d.RowPage.NextCursor
+	}
+	edit := map[string]any{"base_version": version, "note": "knobs eval " + f.Name}
+	var change []evalRow
+	var add []evalRow
+	var remove []int64
+	for i, r := range rows {
+		switch {
+		case i >= len(have):
+			add = append(add, r)
+		case !r.same(have[i]):
+			r.Key = have[i].Key
+			change = append(change, r)
+		}
+	}
+	for _, h := range have[min(len(rows), len(have)):] {
+		remove = append(remove, h.Key)
+	}
+	if len(change)+len(add)+len(remove) == 0 {
+		return id, nil
+	}
+	for k, v := range map[string]any{"change": change, "add": add, "remove": remove} {
+		if reflect.ValueOf(v).Len() > 0 {
+			edit[k] = v
+		}
+	}
+	if err := c.callJSON(e.ctx, http.MethodPut, fmt.Sprintf("/datasets/%d", id), edit, nil); err != nil {
+		return 0, err
+	}
+	fmt.Fprintf(e.stderr, "the rows changed: dataset %d has a new version\n", id)
+	return id, nil
 }
 
 // experimentDetail is the part of GET /api/v1/experiments/{id} eval reads.

@@ -112,3 +112,39 @@ func TestEvalRefusesABadFileBeforeSendingAnything(t *testing.T) {
 		t.Errorf("bad files started %d experiments", len(list.Items))
 	}
 }
+
+func TestEvalKeepsInlineRowsInOneDatasetSoBaselinesCompare(t *testing.T) {
+	s := newTestServer(t)
+	file := func(rows, variant string) string {
+		return writeFile(t, "gate.yaml", "name: gate\nrows:\n"+rows+"graders:\n  - {type: length, max: 12, unit: words, name: brief}\nvariants:\n"+variant)
+	}
+	two := "  - vars: {topic: glaciers}\n  - vars: {topic: rivers}\n"
+	first := s.knobs(t, "eval", file(two, shortVariant), "--json")
+	id := regexp.MustCompile(`"id":(\d+)`).FindStringSubmatch(first.stdout)
+	if first.code != 0 || id == nil {
+		t.Fatalf("first: %d %s", first.code, first.stderr)
+	}
+	// The same rows again, with long answers: the baseline compares.
+	r := s.knobs(t, "eval", file(two, longVariant), "--baseline", id[1])
+	if r.code != 1 || strings.Count(r.stderr, "fails now") != 2 || strings.Contains(r.stderr, "new version") {
+		t.Errorf("the same rows against the baseline: %d\n%s", r.code, r.stderr)
+	}
+	// One row changed and one added: a new version; the unchanged row is
+	// still the baseline's, so it alone is compared... and passes.
+	three := "  - vars: {topic: glaciers}\n  - vars: {topic: deltas}\n  - vars: {topic: lakes}\n"
+	r = s.knobs(t, "eval", file(three, shortVariant), "--baseline", id[1])
+	if r.code != 0 || !strings.Contains(r.stderr, "has a new version") {
+		t.Errorf("changed rows: %d\n%s", r.code, r.stderr)
+	}
+	var list struct {
+		Items []struct {
+			Name    string `json:"name"`
+			Version int    `json:"version"`
+			Rows    int    `json:"rows"`
+		} `json:"items"`
+	}
+	s.api(t, "GET", "/datasets", nil, &list)
+	if len(list.Items) != 1 || list.Items[0].Name != "gate (eval rows)" || list.Items[0].Version != 2 || list.Items[0].Rows != 3 {
+		t.Errorf("datasets: %+v", list.Items)
+	}
+}
