@@ -28,5 +28,6 @@ var navItems = []navItem{
 	{"compare", "Compare", "/compare"},
 	{"presets", "Presets", "/presets"},
 	{"history", "History", "/history"},
+	{"experiments", "Experiments", "/experiments"},
 	{"settings", "Settings", "/settings"},
 }

@@ -1,0 +1,63 @@
+package handlers
+
+import (
+	"errors"
+	"strconv"
+
+	"github.com/gofiber/fiber/v2"
+
+	"knobs/views"
+)
+
+// CreateExperiment is the new experiment form's every button: add a
+// variant or a grader, check and estimate, or start. Checking and
+// starting go through the API's own checks (planExperiment), so the page
+// refuses what the API refuses with the same messages, at their fields;
+// nothing is stored or sent until everything is right.
+func (h *Handler) CreateExperiment(c *fiber.Ctx) error {
+	u, _ := CurrentUser(c)
+	f := experimentFormOf(c)
+	switch c.FormValue("action") {
+	case "add_variant":
+		if len(f.Variants) < ExperimentMaxVariants {
+			f.Variants = append(f.Variants, views.VariantForm{})
+		}
+		return h.renderNewExperiment(c, fiber.StatusOK, f, nil, nil)
+	case "add_grader":
+		if len(f.Graders) < ExperimentMaxGraders {
+			example := `{"type": "json"}`
+			for _, g := range graderHelp {
+				if g.Type == c.FormValue("add_grader_type") {
+					example = g.Example
+				}
+			}
+			f.Graders = append(f.Graders, example)
+		}
+		return h.renderNewExperiment(c, fiber.StatusOK, f, nil, nil)
+	}
+	in, slots, fe := experimentRequest(f)
+	if !fe.Empty() {
+		return h.renderNewExperiment(c, fiber.StatusUnprocessableEntity, f, fe, nil)
+	}
+	// The API's operations read the user from the request's locals.
+	rctx := c.Context()
+	plan, err := h.planExperiment(rctx, u, in)
+	var p *Problem
+	if errors.As(err, &p) && p.Status == fiber.StatusUnprocessableEntity {
+		return h.renderNewExperiment(c, fiber.StatusUnprocessableEntity, f, formErrors(p.Fields, slots), nil)
+	} else if err != nil {
+		return err
+	}
+	if c.FormValue("action") != "start" {
+		est, err := h.estimateExperiment(rctx, plan)
+		if err != nil {
+			return err
+		}
+		return h.renderNewExperiment(c, fiber.StatusOK, f, nil, &est)
+	}
+	e, err := h.startExperiment(rctx, u, plan)
+	if err != nil {
+		return err
+	}
+	return redirectWith(c, "/experiments/"+strconv.FormatInt(e.ID, 10), "The experiment started: cells fill in as they end.")
+}
