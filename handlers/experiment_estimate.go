@@ -165,4 +165,3 @@ func contentOf(raw json.RawMessage) string {
 	}
 	return out
 }
-
