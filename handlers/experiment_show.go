@@ -159,7 +159,7 @@ func money(usd float64) string {
 
 func variantSummary(vr ExperimentVariant, a VariantAggregate) views.VariantSummary {
 	s := views.VariantSummary{Name: vr.Name, Model: vr.Model, Cells: a.Cells, Done: a.Done, Errors: a.Errors,
-		Tokens: grouped(int64(a.Tokens)), Cost: money(a.CostUSD), Thumbs: fmt.Sprintf("👍 %d · 👎 %d", a.RatedUp, a.RatedDown),
+		Tokens: grouped(int64(a.Tokens)), Cost: money(a.CostUSD), Thumbs: fmt.Sprintf("▲ %d · ▼ %d", a.RatedUp, a.RatedDown),
 		MeanScore: "—", P50: "—", P95: "—"}
 	var sum float64
 	graded := 0
@@ -420,7 +420,7 @@ func (h *Handler) cellView(viewer int64, c db.Cell, graders []ExperimentGrader) 
 	for _, r := range c.Ratings {
 		text := r.Username
 		if r.Thumbs != nil {
-			text += map[bool]string{true: " 👍", false: " 👎"}[*r.Thumbs]
+			text += map[bool]string{true: " ▲ good", false: " ▼ bad"}[*r.Thumbs]
 		}
 		if r.Stars > 0 {
 			text += " " + strings.Repeat("★", r.Stars)

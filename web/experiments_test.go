@@ -238,7 +238,7 @@ func TestExperimentRatingFromThePageIsStored(t *testing.T) {
 		t.Fatalf("stored ratings: %+v", rs)
 	}
 	page := admin.open(fmt.Sprintf("/experiments/%d", id))
-	wantPage(t, page, http.StatusOK, "admin 👍 — clear, but long", `aria-pressed="true" title="Good answer"`, "👍 1 · 👎 0")
+	wantPage(t, page, http.StatusOK, "admin ▲ good — clear, but long", `aria-pressed="true" title="Good answer"`, "▲ 1 · ▼ 0")
 	// Graders failed it (json) and a person liked it: a disagreement.
 	if p := admin.open(fmt.Sprintf("/experiments/%d?disagree=1", id)); !p.has("1 rows") {
 		t.Errorf("disagreement: %s", regexpFind(`id="exp-matching">([^<]*)<`, p.body))
