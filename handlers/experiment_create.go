@@ -1,11 +1,13 @@
 package handlers
 
 import (
+	"context"
 	"errors"
 	"strconv"
 
 	"github.com/gofiber/fiber/v2"
 
+	"knobs/db"
 	"knobs/views"
 )
 
@@ -39,8 +41,7 @@ func (h *Handler) CreateExperiment(c *fiber.Ctx) error {
 	if !fe.Empty() {
 		return h.renderNewExperiment(c, fiber.StatusUnprocessableEntity, f, fe, nil)
 	}
-	// The API's operations read the user from the request's locals.
-	rctx := c.Context()
+	rctx := apiContext(c, u)
 	plan, err := h.planExperiment(rctx, u, in)
 	var p *Problem
 	if errors.As(err, &p) && p.Status == fiber.StatusUnprocessableEntity {
@@ -60,4 +61,12 @@ func (h *Handler) CreateExperiment(c *fiber.Ctx) error {
 		return err
 	}
 	return redirectWith(c, "/experiments/"+strconv.FormatInt(e.ID, 10), "The experiment started: cells fill in as they end.")
+}
+
+// apiContext is the request's context as the API's operations read it,
+// with u as the caller (apiUser), for the pages that share their code.
+// Not Fiber's own request context: that one is the connection's, which
+// fasthttp reuses and shuts down under a query still reading it.
+func apiContext(c *fiber.Ctx, u db.User) context.Context {
+	return context.WithValue(c.UserContext(), userKey, u) //nolint:staticcheck // apiUser reads this key, as humafiber sets it
 }

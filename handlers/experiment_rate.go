@@ -13,6 +13,7 @@ import (
 // goes back to the page it came from; the page script asks for JSON and
 // stays where it is.
 func (h *Handler) RateExperimentCell(c *fiber.Ctx) error {
+	u, _ := CurrentUser(c)
 	id, err := pathID(c, "experiment")
 	if err != nil {
 		return err
@@ -32,7 +33,7 @@ func (h *Handler) RateExperimentCell(c *fiber.Ctx) error {
 		up := thumbs == "up"
 		in.Body.Thumbs = &up
 	}
-	_, err = h.RateAPICell(c.Context(), in)
+	_, err = h.RateAPICell(apiContext(c, u), in)
 	var p *Problem
 	wantsJSON := strings.Contains(c.Get(fiber.HeaderAccept), fiber.MIMEApplicationJSON)
 	switch {

@@ -48,6 +48,12 @@ func TestBrowserExperimentFillsLiveFiltersAndRates(t *testing.T) {
 		chromedp.SetValue(chromedp.CSS("#v-provider-1"), "sim"),
 		chromedp.SetValue(chromedp.CSS("#v-body-1"), simBody("Write a line on {{topic}}")),
 		chromedp.SetValue(chromedp.CSS("#grader-0"), `{"type": "regex", "pattern": "{{marker}}", "name": "has marker"}`),
+	)
+	if err != nil {
+		t.Fatalf("fill the form: %v", err)
+	}
+	screenshot(t, ctx, "experiment-new.png")
+	err = chromedp.Do(ctx,
 		chromedp.Click(chromedp.CSS("#exp-start")),
 		chromedp.WaitVisible(chromedp.CSS("#exp-grid")),
 		chromedp.Evaluate[chromedp.Void](`window.knobsStayed = true`),

@@ -17,6 +17,7 @@ import (
 	"testing"
 
 	"knobs/db"
+	"knobs/llm/sim"
 )
 
 // experimentForm is the new experiment form for dataset with variants
@@ -242,5 +243,35 @@ func TestExperimentRatingFromThePageIsStored(t *testing.T) {
 	// Graders failed it (json) and a person liked it: a disagreement.
 	if p := admin.open(fmt.Sprintf("/experiments/%d?disagree=1", id)); !p.has("1 rows") {
 		t.Errorf("disagreement: %s", regexpFind(`id="exp-matching">([^<]*)<`, p.body))
+	}
+}
+
+func TestExperimentCancelFromThePage(t *testing.T) {
+	t.Parallel()
+	// Paced: 30 tokens at 20/s, one cell at a time, so it still runs.
+	srv, admin := newTeam(t, withSim(sim.NewConfig(sim.Options{TokensPerSecond: 20})))
+	ds := srv.makeDataset(t, "admin", 4)
+	f := experimentForm("start", "to cancel", ds.ID, []string{simBody("Tell me about {{topic}}")}, nil)
+	f.Set("concurrency", "1")
+	id := startExperimentFromForm(t, admin, f)
+	page := admin.open(fmt.Sprintf("/experiments/%d", id))
+	wantPage(t, page, http.StatusOK, `id="exp-cancel"`, `data-live="true"`)
+
+	// A member who does not own it gets no button, and cannot.
+	bob := admin.addMember("bob")
+	r := bob.postForm(fmt.Sprintf("/experiments/%d/cancel", id), nil)
+	if r.status != http.StatusNotFound {
+		t.Errorf("bob cancels a private experiment: %d", r.status)
+	}
+	r = admin.postForm(fmt.Sprintf("/experiments/%d/cancel", id), nil)
+	wantRedirect(t, r, fmt.Sprintf("/experiments/%d", id))
+	e, err := srv.store.Experiment(context.Background(), srv.userID(t, "admin"), id)
+	if err != nil || e.Status != db.ExperimentCancelled {
+		t.Fatalf("after cancel: %q %v", e.Status, err)
+	}
+	page = admin.open(fmt.Sprintf("/experiments/%d", id))
+	wantPage(t, page, http.StatusOK, "The experiment was cancelled", `data-live="false"`)
+	if page.has(`id="exp-cancel"`) {
+		t.Errorf("a cancelled experiment still offers Cancel")
 	}
 }
