@@ -138,6 +138,9 @@ func TestExperimentFormRefusesBadInputAtItsFields(t *testing.T) {
 	if calls := regexpFind(`id="exp-calls">([^<]*)<`, r.body); calls != "12" {
 		t.Errorf("calls: %q, want 2 rows × 2 variants × 3 repeats = 12", calls)
 	}
+	if !r.has("no price known") {
+		t.Errorf("the simulator has no price, and the estimate does not say so")
+	}
 	if !r.has("at most 360") { // 12 cells × max_tokens 30
 		t.Errorf("the estimate lacks the output bound:\n%s", regexpFind(`(?s)(<section class="card exp-estimate".*?</section>)`, r.body))
 	}
@@ -273,5 +276,44 @@ func TestExperimentCancelFromThePage(t *testing.T) {
 	wantPage(t, page, http.StatusOK, "The experiment was cancelled", `data-live="false"`)
 	if page.has(`id="exp-cancel"`) {
 		t.Errorf("a cancelled experiment still offers Cancel")
+	}
+}
+
+func TestExperimentPageGroupsRepeatsAndFiltersByTag(t *testing.T) {
+	t.Parallel()
+	srv, admin := newTeam(t)
+	tok := admin.makeToken("ci", "write", nil).Token
+	rows := []db.DatasetRow{
+		{Vars: map[string]string{"topic": "the Rhine"}, Tags: []string{"europe"}},
+		{Vars: map[string]string{"topic": "the Nile"}, Tags: []string{"africa"}},
+	}
+	ds, err := srv.store.CreateDataset(context.Background(), db.Dataset{OwnerID: srv.userID(t, "admin"), Name: "Tagged", Columns: []string{"topic"}}, rows)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Temperature 0: the simulator answers greedily, the same each time.
+	f := experimentForm("start", "repeated", ds.ID,
+		[]string{`{"model": "sim-fast", "messages": [{"role": "user", "content": "Tell me about {{topic}}"}], "max_tokens": 20, "temperature": 0}`},
+		[]string{`{"type": "length", "min": 1}`})
+	f.Set("repeats", "3")
+	id := startExperimentFromForm(t, admin, f)
+	if _, status := srv.followExperiment(t, tok, fmt.Sprintf("/api/v1/experiments/%d/events", id)); status != "done" {
+		t.Fatalf("ended %q", status)
+	}
+	page := admin.open(fmt.Sprintf("/experiments/%d", id))
+	wantPage(t, page, http.StatusOK, "2 rows", "repeat 3")
+	if n := strings.Count(page.body, `<span class="badge">×3</span>`); n != 2 {
+		t.Errorf("%d cells group their 3 identical answers, want 2", n)
+	}
+	if n := strings.Count(page.body, "3/3 repeats pass"); n != 2 {
+		t.Errorf("%d cells say 3/3 repeats pass, want 2", n)
+	}
+	if page.has("· flaky") {
+		t.Errorf("a cell that always passes is called flaky")
+	}
+	tagged := admin.open(fmt.Sprintf("/experiments/%d?tag=africa", id))
+	wantPage(t, tagged, http.StatusOK, "1 rows", "the Nile")
+	if tagged.has("the Rhine") {
+		t.Errorf("the tag filter shows the europe row")
 	}
 }
