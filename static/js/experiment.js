@@ -60,6 +60,7 @@ function badge(g) {
   span.className = `grade g-${kind}`;
   span.tabIndex = 0;
   span.title = reason;
+  span.dataset.reason = reason;
   span.setAttribute("aria-label", `${grader.name}: ${kind}. ${reason}`);
   span.textContent = `${grader.name} ${kind === "pass" ? "✓" : kind === "fail" ? "✗" : "⚠"}`;
   return span;
