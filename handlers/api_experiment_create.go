@@ -54,17 +54,67 @@ type ExperimentOutput struct {
 // stored or sent when anything is wrong (422).
 func (h *Handler) CreateAPIExperiment(ctx context.Context, in *CreateExperimentInput) (*ExperimentOutput, error) {
 	u := apiUser(ctx)
+	plan, err := h.planExperiment(ctx, u, in)
+	if err != nil {
+		return nil, err
+	}
+	e, err := h.startExperiment(ctx, u, plan)
+	if err != nil {
+		return nil, err
+	}
+	d, err := h.experimentDetail(ctx, u.ID, e)
+	if err != nil {
+		return nil, err
+	}
+	return &ExperimentOutput{Body: d}, nil
+}
+
+// experimentPlan is a new experiment checked whole, before anything is
+// stored or sent: what the experiments page shows before it starts.
+type experimentPlan struct {
+	name       string
+	visibility string
+	dataset    db.Dataset
+	version    int
+	rows       []db.DatasetRow
+	variants   []db.ExperimentVariant
+	graders    []experiment.Grader
+	repeats    int
+	conc       int
+}
+
+// planExperiment checks a new experiment as user: field errors come back
+// as a 422 Problem naming each field (variants[1].variables, graders[0].type).
+func (h *Handler) planExperiment(ctx context.Context, u db.User, in *CreateExperimentInput) (experimentPlan, error) {
 	b := in.Body
 	fe := field.Errors{}
 	name := strings.TrimSpace(b.Name)
 	if name == "" || utf8.RuneCountInString(name) > 100 {
 		fe.Add("name", "Give the experiment a name of up to 100 characters.")
 	}
+	// The API's schema holds these bounds too; the pages come here
+	// without it.
+	if b.Repeats < 0 || b.Repeats > ExperimentMaxRepeats {
+		fe.Add("repeats", fmt.Sprintf("Repeats are 1 to %d.", ExperimentMaxRepeats))
+	}
+	if b.Concurrency < 0 || b.Concurrency > ExperimentMaxConcurrency {
+		fe.Add("concurrency", fmt.Sprintf("Concurrency is 1 to %d cells at once per provider.", ExperimentMaxConcurrency))
+	}
+	if len(b.Variants) == 0 || len(b.Variants) > ExperimentMaxVariants {
+		fe.Add("variants", fmt.Sprintf("Give 1 to %d variants.", ExperimentMaxVariants))
+	}
+	if len(b.Graders) > ExperimentMaxGraders {
+		fe.Add("graders", fmt.Sprintf("An experiment has at most %d graders.", ExperimentMaxGraders))
+	}
+	if b.Visibility != "" && b.Visibility != db.PresetPrivate && b.Visibility != db.PresetTeam {
+		fe.Add("visibility", "Choose private or team.")
+	}
 	ds, err := h.store.Dataset(ctx, u.ID, b.Dataset)
 	if errors.Is(err, db.ErrNotFound) {
-		return nil, apiInvalid(field.Errors{"dataset": "There is no such dataset."})
+		fe.Add("dataset", "There is no such dataset.")
+		return experimentPlan{}, apiInvalid(fe)
 	} else if err != nil {
-		return nil, err
+		return experimentPlan{}, err
 	}
 	version := b.DatasetVersion
 	if version == 0 {
@@ -72,9 +122,10 @@ func (h *Handler) CreateAPIExperiment(ctx context.Context, in *CreateExperimentI
 	}
 	dv, err := h.store.DatasetVersion(ctx, u.ID, ds.ID, version)
 	if errors.Is(err, db.ErrNotFound) {
-		return nil, apiInvalid(field.Errors{"dataset_version": "The dataset has no version " + strconv.Itoa(version) + "."})
+		fe.Add("dataset_version", "The dataset has no version "+strconv.Itoa(version)+".")
+		return experimentPlan{}, apiInvalid(fe)
 	} else if err != nil {
-		return nil, err
+		return experimentPlan{}, err
 	}
 	repeats := max(1, b.Repeats)
 	conc := b.Concurrency
@@ -88,18 +139,18 @@ func (h *Handler) CreateAPIExperiment(ctx context.Context, in *CreateExperimentI
 		fe.Add("dataset", "The dataset version has no rows.")
 	}
 	if !fe.Empty() {
-		return nil, apiInvalid(fe)
+		return experimentPlan{}, apiInvalid(fe)
 	}
 	rows, err := h.store.DatasetRows(ctx, u.ID, ds.ID, version, 0, dv.Rows)
 	if err != nil {
-		return nil, err
+		return experimentPlan{}, err
 	}
 
 	variants := make([]db.ExperimentVariant, len(b.Variants))
 	for i, v := range b.Variants {
 		ev, vfe, err := h.experimentVariant(ctx, i, v, rows)
 		if err != nil {
-			return nil, err
+			return experimentPlan{}, err
 		}
 		for k, msg := range vfe {
 			fe.Add(fmt.Sprintf("variants[%d].%s", i, k), msg)
@@ -110,7 +161,7 @@ func (h *Handler) CreateAPIExperiment(ctx context.Context, in *CreateExperimentI
 	for i, raw := range b.Graders {
 		g, gfe, err := h.experimentGrader(ctx, raw)
 		if err != nil {
-			return nil, err
+			return experimentPlan{}, err
 		}
 		for k, msg := range gfe {
 			fe.Add(fmt.Sprintf("graders[%d].%s", i, k), msg)
@@ -118,33 +169,36 @@ func (h *Handler) CreateAPIExperiment(ctx context.Context, in *CreateExperimentI
 		graders[i] = g
 	}
 	if !fe.Empty() {
-		return nil, apiInvalid(fe)
+		return experimentPlan{}, apiInvalid(fe)
 	}
-	gj, err := json.Marshal(graders)
+	return experimentPlan{name: name, visibility: b.Visibility, dataset: ds, version: version, rows: rows, variants: variants,
+		graders: graders, repeats: repeats, conc: conc}, nil
+}
+
+// startExperiment stores a checked experiment with all its cells pending
+// and starts it.
+func (h *Handler) startExperiment(ctx context.Context, u db.User, p experimentPlan) (db.Experiment, error) {
+	gj, err := json.Marshal(p.graders)
 	if err != nil {
-		return nil, err
+		return db.Experiment{}, err
 	}
-	cells := make([]db.Cell, 0, len(rows)*len(variants)*repeats)
-	for ri, r := range rows {
-		for rep := range repeats {
-			for vi := range variants {
+	cells := make([]db.Cell, 0, len(p.rows)*len(p.variants)*p.repeats)
+	for ri, r := range p.rows {
+		for rep := range p.repeats {
+			for vi := range p.variants {
 				cells = append(cells, db.Cell{Variant: vi, Row: ri, RowKey: r.Key, Repeat: rep, Vars: r.Vars, Expected: r.Expected, Tags: r.Tags})
 			}
 		}
 	}
-	e, err := h.store.CreateExperiment(ctx, db.Experiment{OwnerID: u.ID, Name: name, Visibility: b.Visibility, DatasetID: ds.ID,
-		DatasetVersion: version, DatasetName: ds.Name, Repeats: repeats, Concurrency: conc, Graders: string(gj)}, variants, cells)
+	e, err := h.store.CreateExperiment(ctx, db.Experiment{OwnerID: u.ID, Name: p.name, Visibility: p.visibility, DatasetID: p.dataset.ID,
+		DatasetVersion: p.version, DatasetName: p.dataset.Name, Repeats: p.repeats, Concurrency: p.conc, Graders: string(gj)}, p.variants, cells)
 	if err != nil {
-		return nil, err
+		return db.Experiment{}, err
 	}
 	if err := h.experiments.Start(e); err != nil {
-		return nil, &Problem{Status: 503, Message: "Knobs is shutting down; the experiment will start when it is back."}
+		return db.Experiment{}, &Problem{Status: 503, Message: "Knobs is shutting down; the experiment will start when it is back."}
 	}
-	d, err := h.experimentDetail(ctx, u.ID, e)
-	if err != nil {
-		return nil, err
-	}
-	return &ExperimentOutput{Body: d}, nil
+	return e, nil
 }
 
 // experimentVariant resolves and checks one variant against the rows:

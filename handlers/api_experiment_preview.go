@@ -33,6 +33,10 @@ type VariantPreview struct {
 	InputTokens  int      `json:"input_tokens"`
 	OutputTokens int      `json:"output_tokens"`
 	CostUSD      *float64 `json:"cost_usd"`
+	// OutputBounded says the output counted is a bound: the variant's
+	// max_tokens, else its model's output limit; false (and 0 counted)
+	// when neither is known.
+	OutputBounded bool `json:"output_bounded"`
 }
 
 // ExperimentPreviewOutput answers a preview.
@@ -85,7 +89,9 @@ func (h *Handler) PreviewAPIExperiment(ctx context.Context, in *CreateExperiment
 		}
 		vp := VariantPreview{Name: ev.Name}
 		if ev.Spec != "" {
-			vp = h.estimateVariant(ctx, ev, rows, repeats)
+			if vp, err = h.estimateVariant(ctx, ev, rows, repeats); err != nil {
+				return nil, err
+			}
 		}
 		out.InputTokens += vp.InputTokens
 		out.OutputTokens += vp.OutputTokens
@@ -114,48 +120,49 @@ func (h *Handler) PreviewAPIExperiment(ctx context.Context, in *CreateExperiment
 	return &ExperimentPreviewOutput{Body: out}, nil
 }
 
-// estimateVariant counts a variant's tokens over the rows and prices
-// them at the model's known prices.
-func (h *Handler) estimateVariant(ctx context.Context, ev db.ExperimentVariant, rows []db.DatasetRow, repeats int) VariantPreview {
+// estimateVariant counts a variant's tokens over the rows, repeats
+// times: the prompts as the simulator counts them (exactly what it then
+// reports; an estimate for other models), the output at most (max_tokens
+// × n per cell, else the model's output limit when it is known), and the
+// cost at the model's known prices.
+func (h *Handler) estimateVariant(ctx context.Context, ev db.ExperimentVariant, rows []db.DatasetRow, repeats int) (VariantPreview, error) {
 	vp := VariantPreview{Name: ev.Name}
 	var spec llm.RunSpec
-	_ = json.Unmarshal([]byte(ev.Spec), &spec)
-	var defaults map[string]string
-	_ = json.Unmarshal([]byte(ev.Variables), &defaults)
-	var body struct {
-		MaxTokens           int `json:"max_tokens"`
-		MaxCompletionTokens int `json:"max_completion_tokens"`
+	if err := json.Unmarshal([]byte(ev.Spec), &spec); err != nil {
+		return vp, err
 	}
-	_ = json.Unmarshal(spec.Body, &body)
-	p, err := h.findProvider(ctx, spec.Provider)
+	defaults := map[string]string{}
+	if ev.Variables != "" {
+		_ = json.Unmarshal([]byte(ev.Variables), &defaults)
+	}
 	var model llm.Model
-	if err == nil {
+	if p, err := h.findProvider(ctx, spec.Provider); err == nil {
 		model = modelInfo(p, spec.Model())
+	} else if !errors.Is(err, errNoProvider) {
+		return vp, err
 	}
-	out := max(body.MaxTokens, body.MaxCompletionTokens)
-	if out == 0 {
-		out = model.MaxOutput
+	limit, choices := outputLimit(spec.Body)
+	if limit <= 0 {
+		limit = model.MaxOutput // the model cannot answer more
 	}
+	vp.OutputBounded = limit > 0
 	for _, r := range rows {
 		vars := maps.Clone(defaults)
-		if vars == nil {
-			vars = map[string]string{}
-		}
 		maps.Copy(vars, r.Vars)
 		filled, _, err := preset.Fill(spec, vars, MaxBody)
 		if err != nil {
-			continue
+			continue // a row too large is refused when it runs
 		}
 		n, ok := sim.PromptTokens(filled.Endpoint, filled.Body)
 		if !ok {
 			n = sim.CountTokens(string(filled.Body))
 		}
 		vp.InputTokens += n * repeats
-		vp.OutputTokens += out * repeats
+		vp.OutputTokens += limit * choices * repeats
 	}
 	if model.PromptPrice > 0 || model.CompletionPrice > 0 {
 		c := (float64(vp.InputTokens)*model.PromptPrice + float64(vp.OutputTokens)*model.CompletionPrice) / 1e6
 		vp.CostUSD = &c
 	}
-	return vp
+	return vp, nil
 }

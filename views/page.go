@@ -29,5 +29,6 @@ var navItems = []navItem{
 	{"presets", "Presets", "/presets"},
 	{"datasets", "Datasets", "/datasets"},
 	{"history", "History", "/history"},
+	{"experiments", "Experiments", "/experiments"},
 	{"settings", "Settings", "/settings"},
 }

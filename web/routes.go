@@ -177,6 +177,15 @@ func routes(app *fiber.App, h *handlers.Handler, sessions *session.Manager, log 
 	app.Get("/history/export", h.ExportRuns)
 	app.Get("/runs/:id/events.txt", h.DownloadRunEvents)
 
+	// Experiments: a dataset's rows through variants, graded; the grid
+	// listens to GET /api/v1/experiments/:id/events with the session.
+	app.Get("/experiments", h.ShowExperimentsPage)
+	app.Get("/experiments/new", h.ShowNewExperimentPage)
+	app.Post("/experiments", h.CreateExperiment)
+	app.Get("/experiments/:id", h.ShowExperimentPage)
+	app.Post("/experiments/:id/cancel", h.CancelExperiment)
+	app.Post("/experiments/:id/cells/:cell/rating", h.RateExperimentCell)
+
 	// Settings: personal keys, the account, API tokens.
 	app.Get("/settings", h.ShowSettingsPage)
 	app.Post("/settings/keys", h.SavePersonalKey)

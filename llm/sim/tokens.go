@@ -180,10 +180,6 @@ func fillerAlts(r *rand.Rand, text string, lp float64, n int) []alt {
 	return alts
 }
 
-// CountTokens is how many tokens the simulator counts in s: what it
-// reports as prompt tokens, and Knobs' estimate for other models.
-func CountTokens(s string) int { return countTokens(s) }
-
 // PromptTokens is the prompt tokens the simulator would report for a
 // request body to endpoint: Knobs' estimate of a prompt's size for any
 // model. ok is false when the simulator would refuse the body.
