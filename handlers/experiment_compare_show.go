@@ -16,6 +16,20 @@ import (
 // compareShown bounds the changed cells the page shows with their diffs.
 const compareShown = 200
 
+// CompareExperimentsForm sends the experiment page's "Compare with" form
+// (?other=N) to the comparison's own address.
+func (h *Handler) CompareExperimentsForm(c *fiber.Ctx) error {
+	id, err := pathID(c, "experiment")
+	if err != nil {
+		return err
+	}
+	other, err := strconv.ParseInt(c.Query("other"), 10, 64)
+	if err != nil || other <= 0 {
+		return fiber.NewError(fiber.StatusBadRequest, "Choose an experiment to compare with.")
+	}
+	return c.Redirect(fmt.Sprintf("/experiments/%d/compare/%d", id, other), fiber.StatusSeeOther)
+}
+
 // ShowExperimentCompare compares a variant of one experiment with a
 // variant of another on the same dataset: pass rates per grader, and the
 // cells whose verdict changed with both answers diffed word by word,

@@ -74,6 +74,28 @@ func (h *Handler) ShowExperimentPage(c *fiber.Ctx) error {
 	for i, a := range d.Aggregates {
 		v.Summary = append(v.Summary, variantSummary(d.Variants[i], a))
 	}
+	if e.OwnerID == u.ID {
+		shares, err := h.store.Shares(ctx(c), u.ID, db.ShareExperiment, e.ID)
+		if err != nil {
+			return err
+		}
+		box := views.ShareBox{Action: "/experiments/" + strconv.FormatInt(e.ID, 10) + "/shares", What: "experiment's report", CSRF: v.Page.CSRF}
+		for _, sh := range shares {
+			box.Shares = append(box.Shares, shareRow(c, sh))
+		}
+		v.Share = &box
+	}
+	if e.DatasetID != 0 {
+		peers, err := h.store.Experiments(ctx(c), u.ID, 0, 200)
+		if err != nil {
+			return err
+		}
+		for _, p := range peers {
+			if p.ID != e.ID && p.DatasetID == e.DatasetID {
+				v.Peers = append(v.Peers, views.KeyValue{Key: strconv.FormatInt(p.ID, 10), Value: fmt.Sprintf("%s (experiment %d)", p.Name, p.ID)})
+			}
+		}
+	}
 
 	v.Filter = views.ExperimentFilter{Failures: c.Query("failures") == "1", Disagree: c.Query("disagree") == "1",
 		Tag: clip(strings.TrimSpace(c.Query("tag")), 100), Sort: c.Query("sort")}

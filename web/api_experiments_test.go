@@ -708,6 +708,17 @@ func TestAPIExperimentsCompared(t *testing.T) {
 		!page.has("-100 points") || !page.has("over the 4 cells both have") {
 		t.Errorf("the comparison page: %d", page.status)
 	}
+	// The experiment page offers the comparison, its report, downloads and share box.
+	ep := admin.get(fmt.Sprintf("/experiments/%d", long))
+	for _, want := range []string{fmt.Sprintf(`<option value="%d">short (experiment %d)</option>`, short, short), fmt.Sprintf(`href="/experiments/%d/report"`, long),
+		fmt.Sprintf(`href="/api/v1/experiments/%d/export?format=csv"`, long), fmt.Sprintf(`action="/experiments/%d/shares"`, long), fmt.Sprintf(`href="/history?experiment=%d"`, long)} {
+		if !ep.has(want) {
+			t.Errorf("the experiment page lacks %s", want)
+		}
+	}
+	if r := admin.follow(admin.get(fmt.Sprintf("/experiments/%d/compare?other=%d", long, short))); r.status != http.StatusOK || !r.has("failed, now passes") {
+		t.Errorf("the page's Compare with: %d", r.status)
+	}
 	if p := admin.addMember("carol").get(fmt.Sprintf("/experiments/%d/compare/%d", short, long)); p.status != http.StatusNotFound {
 		t.Errorf("another user's comparison page: %d", p.status)
 	}

@@ -168,6 +168,7 @@ func routes(app *fiber.App, h *handlers.Handler, sessions *session.Manager, log 
 	app.Get("/groups/:id/replay", h.ReplayGroup)
 	app.Post("/groups/:id/shares", h.CreateGroupShare)
 	app.Get("/experiments/:id/report", h.ShowExperimentReport)
+	app.Get("/experiments/:id/compare", h.CompareExperimentsForm)
 	app.Get("/experiments/:id/compare/:other", h.ShowExperimentCompare)
 	app.Post("/experiments/:id/shares", h.CreateExperimentShare)
 	app.Post("/groups/:id/title", h.RenameGroup)
