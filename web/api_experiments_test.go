@@ -832,6 +832,9 @@ func TestExperimentReportIsOneSafeFileAndShares(t *testing.T) {
 	_, rest, _ := strings.Cut(page, "<style>")
 	css, _, _ := strings.Cut(rest, "</style>")
 	sum := sha256.Sum256([]byte(css))
+	if !strings.Contains(css, ".badge{") {
+		t.Errorf("the report's style sheet is not in it: %.200q", css)
+	}
 	if !strings.Contains(csp, "default-src 'none'") || !strings.Contains(csp, "style-src 'sha256-"+base64.StdEncoding.EncodeToString(sum[:])+"'") {
 		t.Errorf("report policy %q does not allow exactly its style sheet", csp)
 	}
