@@ -3,6 +3,7 @@ package web_test
 import (
 	"context"
 	"fmt"
+	"github.com/chromedp/chromedp"
 	"net/http"
 	"net/http/httptest"
 	"runtime"
@@ -10,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"knobs/db"
 	"knobs/llm/sim"
 	"knobs/runner"
 )
@@ -118,4 +120,51 @@ func BenchmarkExperimentSlowUpstream(b *testing.B) {
 			b.ReportMetric(float64(cells)/time.Since(start).Seconds(), "cells/s")
 		})
 	}
+}
+
+// BenchmarkExperimentGridPage opens the page of an ended experiment of
+// 1,000 rows × 2 variants in Chromium and reports the time from the
+// navigation's start to the grid's first page drawn (the load event and
+// the grid's last row laid out), and the server's time to answer it.
+func BenchmarkExperimentGridPage(b *testing.B) {
+	const rows = 1000
+	srv := newServer(b, withSim(sim.NewConfig(sim.Options{TokensPerSecond: sim.NoPacing})))
+	ctx := newBrowser(b)
+	browserSignUp(b, ctx, srv, "admin")
+	_, tok, err := srv.store.CreateToken(context.Background(), db.NewTokenInput{User: srv.userID(b, "admin"), Name: "bench", Scope: db.ScopeWrite}, time.Now())
+	if err != nil {
+		b.Fatal(err)
+	}
+	ds := srv.makeDataset(b, "admin", rows)
+	body := func(model string) map[string]any {
+		return map[string]any{"provider": "sim", "endpoint": "chat", "body": map[string]any{
+			"model": model, "messages": []any{map[string]any{"role": "user", "content": "Tell me about {{topic}}"}}, "max_tokens": 60}}
+	}
+	a := srv.apiCall(b, "POST", "/api/v1/experiments", tok, map[string]any{"name": "grid", "dataset": ds.ID, "concurrency": 32,
+		"variants": []any{body("sim-fast"), body("sim-reasoning")},
+		"graders":  []any{map[string]any{"type": "length", "min": 1}, map[string]any{"type": "json"}}})
+	var e apiExperiment
+	a.json(b, &e)
+	if _, status := srv.followExperiment(b, tok, e.Events); status != "done" {
+		b.Fatalf("ended %q", status)
+	}
+	page := fmt.Sprintf("%s/experiments/%d", srv.url, e.ID)
+	var total, server float64
+	for b.Loop() {
+		if err := chromedp.Do(ctx, chromedp.Navigate(page), chromedp.WaitVisible(chromedp.CSS("#exp-results"))); err != nil {
+			b.Fatal(err)
+		}
+		t, err := chromedp.Run(ctx, chromedp.Evaluate[[]float64](`(() => {
+			const n = performance.getEntriesByType("navigation")[0];
+			document.querySelector("#exp-results").getBoundingClientRect();
+			return [n.loadEventEnd || performance.now(), n.responseEnd - n.requestStart];
+		})()`))
+		if err != nil {
+			b.Fatal(err)
+		}
+		total += t[0]
+		server += t[1]
+	}
+	b.ReportMetric(total/float64(b.N), "ms-to-load")
+	b.ReportMetric(server/float64(b.N), "ms-server")
 }
