@@ -446,6 +446,91 @@ CREATE TRIGGER experiments_forget AFTER DELETE ON experiments BEGIN
 	DELETE FROM shares WHERE kind = 'experiment' AND target_id = old.id;
 END;
 `,
+	// 15: arenas, blind head-to-head votes between contestants (presets
+	// or setups) on prompts (a dataset's rows, a list, or the voters'
+	// own), through a link (/a/{token}) that is revoked by revoked_at.
+	// Answers are generated ahead (or live, within a budget); a pair is
+	// issued to a voter, who votes on it once: the unique index on the
+	// unordered pair makes a second vote on the same prompt and pair
+	// impossible. Ids are AUTOINCREMENT; everything goes with its arena.
+	`
+CREATE TABLE arenas (
+	id                  INTEGER PRIMARY KEY AUTOINCREMENT,
+	owner_id            INTEGER NOT NULL REFERENCES users (id) ON DELETE CASCADE,
+	name                TEXT NOT NULL,
+	token               TEXT NOT NULL UNIQUE,
+	audience            TEXT NOT NULL CHECK (audience IN ('team', 'public')),
+	mode                TEXT NOT NULL CHECK (mode IN ('pregenerated', 'live')),
+	show_streaming      INTEGER NOT NULL DEFAULT 0,
+	prompts_kind        TEXT NOT NULL CHECK (prompts_kind IN ('dataset', 'list', 'open')),
+	dataset_id          INTEGER REFERENCES datasets (id) ON DELETE SET NULL,
+	dataset_version     INTEGER NOT NULL DEFAULT 0,
+	budget_usd          REAL,
+	budget_calls        INTEGER,
+	spent_usd           REAL NOT NULL DEFAULT 0,
+	calls               INTEGER NOT NULL DEFAULT 0,
+	max_votes_per_voter INTEGER,
+	ends_at             INTEGER,
+	mask_terms          TEXT NOT NULL DEFAULT '[]',
+	status              TEXT NOT NULL CHECK (status IN ('preparing', 'ready', 'error')),
+	error               TEXT NOT NULL DEFAULT '',
+	revoked_at          INTEGER,
+	created_at          INTEGER NOT NULL
+);
+CREATE INDEX arenas_owner ON arenas (owner_id, id DESC);
+CREATE TABLE arena_contestants (
+	arena_id       INTEGER NOT NULL REFERENCES arenas (id) ON DELETE CASCADE,
+	idx            INTEGER NOT NULL,
+	name           TEXT NOT NULL,
+	spec           TEXT NOT NULL,
+	variables      TEXT NOT NULL DEFAULT '',
+	preset_id      INTEGER,
+	preset_version INTEGER NOT NULL DEFAULT 0,
+	preset_label   TEXT NOT NULL DEFAULT '',
+	PRIMARY KEY (arena_id, idx)
+) WITHOUT ROWID;
+CREATE TABLE arena_prompts (
+	arena_id   INTEGER NOT NULL REFERENCES arenas (id) ON DELETE CASCADE,
+	idx        INTEGER NOT NULL,
+	text       TEXT NOT NULL,
+	vars       TEXT NOT NULL DEFAULT '',
+	voter_id   TEXT NOT NULL DEFAULT '',
+	created_at INTEGER NOT NULL,
+	PRIMARY KEY (arena_id, idx)
+) WITHOUT ROWID;
+CREATE TABLE arena_answers (
+	arena_id   INTEGER NOT NULL REFERENCES arenas (id) ON DELETE CASCADE,
+	prompt_idx INTEGER NOT NULL,
+	contestant INTEGER NOT NULL,
+	status     TEXT NOT NULL CHECK (status IN ('pending', 'running', 'done', 'error')),
+	run_id     INTEGER,
+	text       TEXT NOT NULL DEFAULT '',
+	error      TEXT NOT NULL DEFAULT '',
+	PRIMARY KEY (arena_id, prompt_idx, contestant)
+) WITHOUT ROWID;
+CREATE TABLE arena_voters (
+	arena_id   INTEGER NOT NULL REFERENCES arenas (id) ON DELETE CASCADE,
+	id         TEXT NOT NULL,
+	user_id    INTEGER REFERENCES users (id) ON DELETE SET NULL,
+	name       TEXT NOT NULL DEFAULT '',
+	created_at INTEGER NOT NULL,
+	PRIMARY KEY (arena_id, id)
+) WITHOUT ROWID;
+CREATE TABLE arena_pairs (
+	id         INTEGER PRIMARY KEY AUTOINCREMENT,
+	arena_id   INTEGER NOT NULL REFERENCES arenas (id) ON DELETE CASCADE,
+	voter_id   TEXT NOT NULL,
+	prompt_idx INTEGER NOT NULL,
+	a          INTEGER NOT NULL,
+	b          INTEGER NOT NULL,
+	created_at INTEGER NOT NULL,
+	voted_at   INTEGER,
+	choice     TEXT CHECK (choice IN ('a', 'b', 'tie', 'both_bad')),
+	reason     TEXT NOT NULL DEFAULT ''
+);
+CREATE UNIQUE INDEX arena_pairs_once ON arena_pairs (arena_id, voter_id, prompt_idx, min(a, b), max(a, b));
+CREATE INDEX arena_pairs_votes ON arena_pairs (arena_id, voted_at) WHERE voted_at IS NOT NULL;
+`,
 }
 
 // afterMigration holds the steps, in Go, that complete a migration in
