@@ -1,0 +1,2 @@
+// Package arena ranks the contestants of a blind arena from its votes.
+package arena
