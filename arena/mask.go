@@ -307,7 +307,7 @@ version:
 		if !separator(gap, 1) {
 			break
 		}
-		space := gap != "-" && gap != "_" && gap != "." && gap != ":"
+		space := gap == " " || gap == "\t" || gap == "\u00a0"
 		w := s.low(i)
 		switch {
 		case p.digit:
@@ -326,12 +326,13 @@ version:
 }
 
 // separator says whether gap is 1 to most characters that may stand
-// between the words of a name.
+// between the words of a name: spaces, or - _ . : and the Unicode hyphens
+// and dash that typeset text uses ("GPT‑4o" with a non-breaking hyphen).
 func separator(gap string, most int) bool {
 	n := 0
 	for _, r := range gap {
 		n++
-		if n > most || !strings.ContainsRune(" \t\u00a0-_.:", r) {
+		if n > most || !strings.ContainsRune(" \t\u00a0-_.:\u2010\u2011\u2013", r) {
 			return false
 		}
 	}

@@ -44,6 +44,7 @@ func TestMask(t *testing.T) {
 		{"Custom GPTs and (Gemini)!", "Custom [model] and ([model])!"},
 		{"\"claude\", 'GROK', [gemini], <llama>", "\"[model]\", '[model]', [[model]], <[model]>"},
 		{"GPT-4.", "[model]."},
+		{"GPT\u20114o and Claude\u20103 and Llama\u20133", "[model] and [model] and [model]"},
 		{"I am GPT 4. It is", "I am [model]. It is"},
 		{"line\nClaude\n", "line\n[model]\n"},
 		{"my_claude_bot", "my_[model]_bot"},
