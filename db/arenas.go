@@ -509,3 +509,30 @@ func (s *Store) ArenaPairs(ctx context.Context, arena int64, voted bool) ([]Aren
 	}
 	return out, rows.Err()
 }
+
+// AddArenaSpend adds what a call an arena made cost, once it is known.
+func (s *Store) AddArenaSpend(ctx context.Context, arena int64, usd float64) error {
+	if _, err := s.w.ExecContext(ctx, `UPDATE arenas SET spent_usd = spent_usd + ? WHERE id = ?`, usd, arena); err != nil {
+		return fmt.Errorf("db: unable to record the spend of arena %d: %w", arena, err)
+	}
+	return nil
+}
+
+// PreparingArenas lists the arenas whose answers were being made ahead
+// when Knobs stopped.
+func (s *Store) PreparingArenas(ctx context.Context) ([]Arena, error) {
+	rows, err := s.r.QueryContext(ctx, `SELECT `+arenaColumns+arenaFrom+` WHERE a.status = 'preparing' ORDER BY a.id`)
+	if err != nil {
+		return nil, fmt.Errorf("db: unable to list preparing arenas: %w", err)
+	}
+	defer rows.Close()
+	var out []Arena
+	for rows.Next() {
+		a, err := scanArena(rows)
+		if err != nil {
+			return nil, fmt.Errorf("db: unable to list preparing arenas: %w", err)
+		}
+		out = append(out, a)
+	}
+	return out, rows.Err()
+}

@@ -578,7 +578,7 @@ func (j *job) judge(g cellGrader, in grade.Input, cell Setup) (grade.Grade, int6
 	if vars == nil {
 		vars = map[string]string{}
 	}
-	maps.Copy(vars, grade.JudgeValues(promptText(cell), in))
+	maps.Copy(vars, grade.JudgeValues(PromptText(cell), in))
 	s.Variables, s.Experiment = vars, j.e.ID
 	started, fe, err := j.start(s)
 	if err != nil {
@@ -602,9 +602,9 @@ func (j *job) judge(g cellGrader, in grade.Input, cell Setup) (grade.Grade, int6
 	return gr, started.Run.ID, err
 }
 
-// promptText is what a cell asked, as text: its messages' text, or its
+// PromptText is what a cell asked, as text: its messages' text, or its
 // prompt, filled in.
-func promptText(s Setup) string {
+func PromptText(s Setup) string {
 	var body struct {
 		Messages []struct {
 			Role    string          `json:"role"`

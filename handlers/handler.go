@@ -9,6 +9,7 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/a-h/templ"
@@ -48,6 +49,14 @@ type Handler struct {
 	// experiments runs experiments in the background; its runs start
 	// through launchCell.
 	experiments *experiment.Executor
+	// arenas are the arenas whose answers are being made ahead.
+	arenas arenaJobs
+	voters *Limiter // what one address asks of the arenas' voting links
+	// background is the context of work that outlives a request (an
+	// arena's answers), ended by ShutdownExperiments; bg counts it.
+	background     context.Context
+	stopBackground context.CancelFunc
+	bg             sync.WaitGroup
 }
 
 // MaxBody bounds a request body, and a run's body once its variables are
@@ -115,6 +124,7 @@ func New(o Options) *Handler {
 		cfg:        o.Config,
 		log:        o.Log,
 		logins:     NewLimiter(10, loginWindow),
+		voters:     NewLimiter(120, time.Minute),
 		bcryptCost: cost,
 		dummyHash:  dummy,
 		exports:    newSlots(),
@@ -123,12 +133,29 @@ func New(o Options) *Handler {
 		shared:     newShareStreams(),
 	}
 	h.experiments = experiment.New(o.Store, h.launchCell, o.Log, o.Experiments)
+	h.background, h.stopBackground = context.WithCancel(context.Background())
 	return h
+}
+
+// goBackground runs fn in the background, counted for the shutdown.
+func (h *Handler) goBackground(fn func()) {
+	h.bg.Add(1)
+	go func() {
+		defer h.bg.Done()
+		fn()
+	}()
 }
 
 // ResumeExperiments continues the experiments a stop of Knobs cut short;
 // main calls it once the server is ready.
 func (h *Handler) ResumeExperiments(ctx context.Context) error {
+	arenas, err := h.store.PreparingArenas(ctx)
+	if err != nil {
+		return err
+	}
+	for _, a := range arenas {
+		h.goBackground(func() { h.prepareArena(a) })
+	}
 	return h.experiments.Resume(ctx)
 }
 
@@ -136,7 +163,16 @@ func (h *Handler) ResumeExperiments(ctx context.Context) error {
 // leaving them to resume at the next start; before the runner's
 // Shutdown, which then stores their runs' partial output.
 func (h *Handler) ShutdownExperiments(ctx context.Context) error {
-	return h.experiments.Shutdown(ctx)
+	h.stopBackground()
+	err := h.experiments.Shutdown(ctx)
+	done := make(chan struct{})
+	go func() { h.bg.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	return err
 }
 
 const userKey = "knobs.user"

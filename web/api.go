@@ -264,3 +264,21 @@ func documentExperimentExport(api huma.API) {
 		},
 	})
 }
+
+// documentArenaVotes adds GET /arenas/{id}/votes.csv, a plain Fiber
+// route, to the document.
+func documentArenaVotes(api huma.API) {
+	doc := api.OpenAPI()
+	def := doc.Paths["/arenas/{id}"].Get.Responses["default"]
+	doc.AddOperation(&huma.Operation{
+		OperationID: "export-arena-votes", Method: http.MethodGet, Path: "/arenas/{id}/votes.csv", Tags: []string{"Arenas"},
+		Summary: "Every vote of an arena as CSV: when, which voter (by number), the prompt, the two contestants as shown, the choice, the winner and the reason",
+		Parameters: []*huma.Param{
+			{Name: "id", In: "path", Required: true, Description: "The arena's id.", Schema: &huma.Schema{Type: huma.TypeInteger, Format: "int64", Minimum: ptr(1.0)}},
+		},
+		Responses: map[string]*huma.Response{
+			"200":     {Description: "The votes.", Content: map[string]*huma.MediaType{"text/csv": {Schema: &huma.Schema{Type: huma.TypeString}}}},
+			"default": def,
+		},
+	})
+}

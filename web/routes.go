@@ -65,6 +65,11 @@ func routes(app *fiber.App, h *handlers.Handler, sessions *session.Manager, log 
 	huma.Register(api, huma.Operation{OperationID: "delete-dataset", Method: http.MethodDelete, Path: "/datasets/{id}", DefaultStatus: http.StatusNoContent, Summary: "Delete a dataset with its rows and versions", Tags: []string{"Datasets"}}, h.RemoveAPIDataset)
 	huma.Register(api, huma.Operation{OperationID: "export-dataset", Method: http.MethodGet, Path: "/datasets/{id}/export", Summary: "A version of a dataset as a CSV or JSON Lines file that an import reads back to the same rows", Tags: []string{"Datasets"},
 		Responses: map[string]*huma.Response{"200": {Description: "The file.", Content: map[string]*huma.MediaType{"text/csv": {Schema: &huma.Schema{Type: huma.TypeString}}, "application/x-ndjson": {Schema: &huma.Schema{Type: huma.TypeString}}}}}}, h.ExportAPIDataset)
+	huma.Register(api, huma.Operation{OperationID: "create-arena", Method: http.MethodPost, Path: "/arenas", DefaultStatus: http.StatusCreated, Summary: "Make a blind arena: contestants, prompts, audience and mode; answers the arena with its voting link", Tags: []string{"Arenas"}}, h.CreateAPIArena)
+	huma.Register(api, huma.Operation{OperationID: "list-arenas", Method: http.MethodGet, Path: "/arenas", Summary: "List the team's arenas, newest first", Tags: []string{"Arenas"}}, h.ListAPIArenas)
+	huma.Register(api, huma.Operation{OperationID: "get-arena", Method: http.MethodGet, Path: "/arenas/{id}", Summary: "An arena: its link, whether its answers are made, votes and spend", Tags: []string{"Arenas"}}, h.ShowAPIArena)
+	huma.Register(api, huma.Operation{OperationID: "get-arena-results", Method: http.MethodGet, Path: "/arenas/{id}/results", Summary: "An arena's ranking (Bradley–Terry with 95% bootstrap intervals), win-rate matrix, position bias, and votes per prompt and voter", Tags: []string{"Arenas"}}, h.ArenaAPIResults)
+	huma.Register(api, huma.Operation{OperationID: "revoke-arena", Method: http.MethodPost, Path: "/arenas/{id}/revoke", Summary: "End an arena's voting link at once; its votes stay", Tags: []string{"Arenas"}}, h.RevokeAPIArena)
 	// huma does not stream: the events are a plain route behind the same
 	// authentication, described in the document by hand.
 	group.Get("/runs/:id/events", h.RunEvents)
@@ -73,7 +78,17 @@ func routes(app *fiber.App, h *handlers.Handler, sessions *session.Manager, log 
 	documentExperimentEvents(api)
 	group.Get("/experiments/:id/export", h.ExportExperiment)
 	documentExperimentExport(api)
+	group.Get("/arenas/:id/votes.csv", h.ArenaVotesCSV)
+	documentArenaVotes(api)
 	group.Use(func(c *fiber.Ctx) error { return fiber.ErrNotFound })
+
+	// An arena's voting calls, before the pages' CSRF check: a public
+	// link needs no account and no CSRF token (its voter cookie is
+	// SameSite=Strict, so another site cannot vote as anyone); a team
+	// link needs a session (its cookie is not sent on another site's POST).
+	app.Get("/a/:token/pair", sessions.Middleware, h.LoadUser, h.ArenaPair)
+	app.Post("/a/:token/vote", sessions.Middleware, h.LoadUser, h.ArenaVote)
+	app.Post("/a/:token/prompt", sessions.Middleware, h.LoadUser, h.ArenaPrompt)
 
 	app.Use(sessions.Middleware, h.LoadUser, csrf)
 

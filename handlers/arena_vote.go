@@ -1,0 +1,418 @@
+package handlers
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+	"unicode/utf8"
+
+	"github.com/gofiber/fiber/v2"
+
+	"knobs/arena"
+	"knobs/db"
+)
+
+// voterCookie holds a public arena voter's random id; it is the voter's
+// only identity, so it is HttpOnly and SameSite=Strict: another site
+// cannot vote in a voter's name.
+const voterCookie = "knobs_voter"
+
+// arenaLiveWait bounds how long a pair waits for live answers.
+const arenaLiveWait = 5 * time.Minute
+
+// PairAnswer is a pair as a voter gets it: the prompt and two answers,
+// their names, models and providers masked, and nothing else that could
+// tell who wrote them (no ids, no timings).
+type PairAnswer struct {
+	PairID int64      `json:"pair_id"`
+	Prompt string     `json:"prompt"`
+	A      PairSide   `json:"a"`
+	B      PairSide   `json:"b"`
+	Votes  VoterTally `json:"votes"`
+}
+
+// PairSide is one answer of a pair.
+type PairSide struct {
+	Text string `json:"text"`
+	Name string `json:"name,omitempty"` // only in the reveal
+}
+
+// VoterTally says how many votes a voter has given and may give.
+type VoterTally struct {
+	Given int  `json:"given"`
+	Max   *int `json:"max"`
+}
+
+// arenaOf loads the arena behind a voting link that still takes votes:
+// 404 for an unknown or revoked link, 410 once voting has ended.
+func (h *Handler) arenaOf(c *fiber.Ctx) (db.Arena, error) {
+	token := c.Params("token")
+	if len(token) > 64 {
+		return db.Arena{}, &Problem{Status: fiber.StatusNotFound, Message: "This voting link does not open anything: it is unknown or was revoked."}
+	}
+	a, err := h.store.ArenaByToken(ctx(c), token)
+	if errors.Is(err, db.ErrNotFound) {
+		return db.Arena{}, &Problem{Status: fiber.StatusNotFound, Message: "This voting link does not open anything: it is unknown or was revoked."}
+	} else if err != nil {
+		return db.Arena{}, err
+	}
+	if !a.Open(time.Now()) {
+		return db.Arena{}, &Problem{Status: fiber.StatusGone, Message: "Voting in this arena has ended. Thank you!"}
+	}
+	return a, nil
+}
+
+// arenaVoter is who votes: a team link's signed-in member, or a public
+// link's cookie, made when the voter first asks for a pair (create).
+func (h *Handler) arenaVoter(c *fiber.Ctx, a db.Arena, create bool) (string, error) {
+	u, signedIn := CurrentUser(c)
+	if a.Audience == db.ShareTeam {
+		if !signedIn {
+			return "", &Problem{Status: fiber.StatusUnauthorized, Message: "This arena is for the team: sign in to vote."}
+		}
+		id := "user:" + strconv.FormatInt(u.ID, 10)
+		return id, h.store.EnsureVoter(ctx(c), a.ID, id, u.ID, u.Username)
+	}
+	id := c.Cookies(voterCookie)
+	if len(id) != 22 {
+		if !create {
+			return "", &Problem{Status: fiber.StatusForbidden, Message: "Open the voting link first: your votes are counted by this browser."}
+		}
+		b := make([]byte, 16)
+		rand.Read(b)
+		id = base64.RawURLEncoding.EncodeToString(b)
+		c.Cookie(&fiber.Cookie{Name: voterCookie, Value: id, Path: "/a/" + a.Token, MaxAge: 365 * 24 * 3600, HTTPOnly: true,
+			Secure: h.cfg.SecureCookies, SameSite: fiber.CookieSameSiteStrictMode})
+	}
+	var user int64
+	if signedIn {
+		user = u.ID
+	}
+	return id, h.store.EnsureVoter(ctx(c), a.ID, id, user, "")
+}
+
+// limitVoter bounds what one address asks of the arenas.
+func (h *Handler) limitVoter(c *fiber.Ctx) error {
+	key := "arena:" + c.IP()
+	if ok, wait := h.voters.Reserve(key); !ok {
+		c.Set(fiber.HeaderRetryAfter, strconv.Itoa(int(wait.Seconds())+1))
+		return &Problem{Status: fiber.StatusTooManyRequests, Message: "Too many requests from your address: wait a moment, then go on."}
+	}
+	return nil
+}
+
+// voterTally counts a voter's votes and the pairs they have seen.
+func (h *Handler) voterPairs(c *fiber.Ctx, a db.Arena, voter string) (mine []db.ArenaPair, all []db.ArenaPair, err error) {
+	all, err = h.store.ArenaPairs(ctx(c), a.ID, false)
+	if err != nil {
+		return nil, nil, err
+	}
+	for _, p := range all {
+		if p.Voter == voter {
+			mine = append(mine, p)
+		}
+	}
+	return mine, all, nil
+}
+
+// ArenaPair answers a voter's next pair: the one they were given and have
+// not voted on, else a new one drawn to even out the comparisons, its
+// sides in random order. Its answers are made ahead, or now for a live
+// arena (within its budget).
+func (h *Handler) ArenaPair(c *fiber.Ctx) error {
+	a, err := h.arenaOf(c)
+	if err != nil {
+		return err
+	}
+	if err := h.limitVoter(c); err != nil {
+		return err
+	}
+	voter, err := h.arenaVoter(c, a, true)
+	if err != nil {
+		return err
+	}
+	c.Set(fiber.HeaderCacheControl, "no-store")
+	cs, err := h.store.ArenaContestants(ctx(c), a.ID)
+	if err != nil {
+		return err
+	}
+	mine, all, err := h.voterPairs(c, a, voter)
+	if err != nil {
+		return err
+	}
+	tally := VoterTally{Max: a.MaxVotesPerVoter}
+	var open *db.ArenaPair
+	for i := range mine {
+		if mine[i].VotedAt.IsZero() {
+			open = &mine[i]
+		} else {
+			tally.Given++
+		}
+	}
+	if tally.Max != nil && tally.Given >= *tally.Max {
+		return &Problem{Status: fiber.StatusForbidden, Message: fmt.Sprintf("You have given your %d votes. Thank you!", *tally.Max)}
+	}
+	if open == nil {
+		if a.Status == db.ArenaPreparing {
+			return &Problem{Status: fiber.StatusConflict, Message: "The answers are still being made; try again in a minute."}
+		}
+		p, err := h.drawPair(c, a, cs, voter, mine, all)
+		if err != nil {
+			return err
+		}
+		open = &p
+	}
+	out, err := h.pairAnswer(c.UserContext(), a, cs, *open, false)
+	if err != nil {
+		return err
+	}
+	out.Votes = tally
+	return c.JSON(out)
+}
+
+// drawPair picks and issues a new pair for a voter.
+func (h *Handler) drawPair(c *fiber.Ctx, a db.Arena, cs []db.ArenaContestant, voter string, mine, all []db.ArenaPair) (db.ArenaPair, error) {
+	prompts, err := h.store.ArenaPrompts(ctx(c), a.ID)
+	if err != nil {
+		return db.ArenaPair{}, err
+	}
+	answers, err := h.store.ArenaAnswers(ctx(c), a.ID, -1)
+	if err != nil {
+		return db.ArenaPair{}, err
+	}
+	made := map[[2]int]bool{}
+	for _, x := range answers {
+		if x.Status == "done" {
+			made[[2]int{x.Prompt, x.Contestant}] = true
+		}
+	}
+	if len(prompts) == 0 {
+		return db.ArenaPair{}, &Problem{Status: fiber.StatusConflict, Message: "This arena has no prompt yet: write one."}
+	}
+	s, err := arena.NewScheduler(len(cs), len(prompts), uint64(a.ID))
+	if err != nil {
+		return db.ArenaPair{}, err
+	}
+	for _, p := range all {
+		if !p.VotedAt.IsZero() {
+			_ = s.Record(arena.Matchup{Prompt: p.Prompt, A: p.A, B: p.B})
+		}
+	}
+	var seen []arena.Matchup
+	for _, p := range mine {
+		seen = append(seen, arena.Matchup{Prompt: p.Prompt, A: p.A, B: p.B})
+	}
+	// An open arena pairs on the voter's own prompts. Answers already
+	// made come first (a live arena whose budget is spent still has
+	// them); only then does a live arena make new ones.
+	for _, makeNew := range []bool{false, a.Mode == "live"} {
+		if p, ok, err := h.tryDraw(c, a, cs, voter, prompts, s, seen, made, makeNew); err != nil || ok {
+			return p, err
+		}
+	}
+	msg := "You have voted on every pair there is. Thank you!"
+	if a.PromptsKind == "open" {
+		msg = "Write a prompt to get the next pair."
+	}
+	return db.ArenaPair{}, &Problem{Status: fiber.StatusConflict, Message: msg}
+}
+
+// tryDraw draws matchups until one can be shown: its answers made, or
+// (makeNew) made now. ok is false when none is left.
+func (h *Handler) tryDraw(c *fiber.Ctx, a db.Arena, cs []db.ArenaContestant, voter string, prompts []db.ArenaPrompt,
+	s *arena.Scheduler, seen []arena.Matchup, made map[[2]int]bool, makeNew bool) (db.ArenaPair, bool, error) {
+	seen = append([]arena.Matchup(nil), seen...)
+	for range len(prompts)*len(cs)*len(cs) + 1 {
+		m, ok, err := s.Next(seen)
+		if err != nil || !ok {
+			return db.ArenaPair{}, false, err
+		}
+		ready := made[[2]int{m.Prompt, m.A}] && made[[2]int{m.Prompt, m.B}]
+		if (a.PromptsKind == "open" && prompts[m.Prompt].Voter != voter) || (!ready && !makeNew) {
+			seen = append(seen, m)
+			continue
+		}
+		if !ready {
+			if err := h.liveAnswers(c, a, cs, prompts[m.Prompt], made, m); err != nil {
+				return db.ArenaPair{}, false, err
+			}
+		}
+		p, err := h.store.IssuePair(ctx(c), a.ID, voter, m.Prompt, m.A, m.B)
+		if errors.Is(err, db.ErrAlreadyVoted) {
+			seen = append(seen, m)
+			continue
+		}
+		return p, err == nil, err
+	}
+	return db.ArenaPair{}, false, nil
+}
+
+// liveAnswers makes the answers a live pair lacks, each charged to the
+// arena's budget before it is asked for, both at once.
+func (h *Handler) liveAnswers(c *fiber.Ctx, a db.Arena, cs []db.ArenaContestant, p db.ArenaPrompt, made map[[2]int]bool, m arena.Matchup) error {
+	var missing []int
+	for _, side := range []int{m.A, m.B} {
+		if !made[[2]int{m.Prompt, side}] {
+			missing = append(missing, side)
+		}
+	}
+	for range missing {
+		if err := h.store.ChargeArena(ctx(c), a.ID, 0); errors.Is(err, db.ErrBudgetSpent) {
+			return &Problem{Status: fiber.StatusPaymentRequired, Message: "This arena's budget for new answers is spent: no more pairs can be made. Answers already made can still be voted on."}
+		} else if err != nil {
+			return err
+		}
+	}
+	wctx, cancel := context.WithTimeout(h.background, arenaLiveWait)
+	defer cancel()
+	var wg sync.WaitGroup
+	errs := make([]string, len(missing))
+	for i, side := range missing {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			ans := h.arenaAnswer(wctx, a, cs[side], p)
+			if err := h.store.SaveArenaAnswer(context.WithoutCancel(wctx), a.ID, ans); err != nil {
+				errs[i] = err.Error()
+			} else if ans.Status != "done" {
+				errs[i] = ans.Error
+			}
+		}()
+	}
+	wg.Wait()
+	for _, e := range errs {
+		if e != "" {
+			return &Problem{Status: fiber.StatusBadGateway, Message: "An answer could not be made; ask for another pair."}
+		}
+	}
+	return nil
+}
+
+// pairAnswer is a pair as the voter sees it: masked, or with reveal the
+// contestants' names and the answers as written.
+func (h *Handler) pairAnswer(ctx context.Context, a db.Arena, cs []db.ArenaContestant, p db.ArenaPair, reveal bool) (PairAnswer, error) {
+	prompts, err := h.store.ArenaPrompts(ctx, a.ID)
+	if err != nil {
+		return PairAnswer{}, err
+	}
+	answers, err := h.store.ArenaAnswers(ctx, a.ID, p.Prompt)
+	if err != nil {
+		return PairAnswer{}, err
+	}
+	text := map[int]string{}
+	for _, x := range answers {
+		text[x.Contestant] = x.Text
+	}
+	out := PairAnswer{PairID: p.ID, A: PairSide{Text: text[p.A]}, B: PairSide{Text: text[p.B]}}
+	if p.Prompt < len(prompts) {
+		out.Prompt = prompts[p.Prompt].Text
+	}
+	if reveal {
+		out.A.Name, out.B.Name = cs[p.A].Name, cs[p.B].Name
+		return out, nil
+	}
+	m, err := h.arenaMasker(a, cs)
+	if err != nil {
+		return PairAnswer{}, err
+	}
+	out.A.Text, out.B.Text = m.Mask(out.A.Text), m.Mask(out.B.Text)
+	return out, nil
+}
+
+// ArenaVote records a voter's choice on their pair, once, and answers
+// the reveal: who wrote which answer, and the answers as written.
+func (h *Handler) ArenaVote(c *fiber.Ctx) error {
+	a, err := h.arenaOf(c)
+	if err != nil {
+		return err
+	}
+	if err := h.limitVoter(c); err != nil {
+		return err
+	}
+	voter, err := h.arenaVoter(c, a, false)
+	if err != nil {
+		return err
+	}
+	var in struct {
+		PairID int64  `json:"pair_id"`
+		Choice string `json:"choice"`
+		Reason string `json:"reason"`
+	}
+	if err := c.BodyParser(&in); err != nil {
+		return &Problem{Status: fiber.StatusBadRequest, Message: `Send {"pair_id", "choice", "reason"} as JSON.`}
+	}
+	fe := map[string]string{}
+	switch in.Choice {
+	case db.VoteA, db.VoteB, db.VoteTie, db.VoteBothBad:
+	default:
+		fe["choice"] = `Choose "a", "b", "tie" or "both_bad".`
+	}
+	in.Reason = strings.TrimSpace(in.Reason)
+	if utf8.RuneCountInString(in.Reason) > 1000 {
+		fe["reason"] = "A reason is at most 1,000 characters."
+	}
+	if len(fe) > 0 {
+		return invalid("The vote was not counted: fix the fields marked.", fe)
+	}
+	p, err := h.store.Vote(ctx(c), a.ID, voter, in.PairID, in.Choice, in.Reason)
+	switch {
+	case errors.Is(err, db.ErrNotFound):
+		return &Problem{Status: fiber.StatusNotFound, Message: "This pair is not yours to vote on: ask for a pair first."}
+	case errors.Is(err, db.ErrAlreadyVoted):
+		return &Problem{Status: fiber.StatusConflict, Message: "You have voted on this pair already."}
+	case err != nil:
+		return err
+	}
+	cs, err := h.store.ArenaContestants(ctx(c), a.ID)
+	if err != nil {
+		return err
+	}
+	out, err := h.pairAnswer(c.UserContext(), a, cs, p, true)
+	if err != nil {
+		return err
+	}
+	c.Set(fiber.HeaderCacheControl, "no-store")
+	return c.JSON(out)
+}
+
+// ArenaPrompt adds a prompt a voter wrote to an open arena; their next
+// pair is on it.
+func (h *Handler) ArenaPrompt(c *fiber.Ctx) error {
+	a, err := h.arenaOf(c)
+	if err != nil {
+		return err
+	}
+	if a.PromptsKind != "open" {
+		return &Problem{Status: fiber.StatusConflict, Message: "This arena's prompts are set: ask for a pair."}
+	}
+	if err := h.limitVoter(c); err != nil {
+		return err
+	}
+	voter, err := h.arenaVoter(c, a, false)
+	if err != nil {
+		return err
+	}
+	var in struct {
+		Text string `json:"text"`
+	}
+	if err := c.BodyParser(&in); err != nil {
+		return &Problem{Status: fiber.StatusBadRequest, Message: `Send {"text"} as JSON.`}
+	}
+	in.Text = strings.TrimSpace(in.Text)
+	if in.Text == "" || len(in.Text) > 8<<10 {
+		return invalid("The prompt was not added.", map[string]string{"text": "Write a prompt of up to 8 KiB."})
+	}
+	p, err := h.store.AddArenaPrompt(ctx(c), a.ID, in.Text, voter, arenaOpenPrompts)
+	if errors.Is(err, db.ErrBudgetSpent) {
+		return &Problem{Status: fiber.StatusConflict, Message: "This arena has all the prompts it takes."}
+	} else if err != nil {
+		return err
+	}
+	return c.Status(fiber.StatusCreated).JSON(fiber.Map{"prompt": p.Index})
+}
