@@ -193,7 +193,7 @@ func (h *Handler) drawPair(c *fiber.Ctx, a db.Arena, cs []db.ArenaContestant, vo
 		}
 	}
 	if len(prompts) == 0 {
-		return db.ArenaPair{}, &Problem{Status: fiber.StatusConflict, Message: "This arena has no prompt yet: write one."}
+		return db.ArenaPair{}, &Problem{Status: fiber.StatusConflict, Message: "Write a prompt to get a pair."}
 	}
 	s, err := arena.NewScheduler(len(cs), len(prompts), uint64(a.ID))
 	if err != nil {

@@ -264,3 +264,42 @@ func TestArenaTeamLinkAndBadInput(t *testing.T) {
 }
 
 func decodeJSON(s string, v any) error { return json.Unmarshal([]byte(s), v) }
+
+func TestArenaOpenPromptsAreTheVotersOwn(t *testing.T) {
+	t.Parallel()
+	srv, admin := newTeam(t)
+	tok := admin.makeToken("ci", "write", nil).Token
+	a := srv.apiCall(t, "POST", "/api/v1/arenas", tok, map[string]any{
+		"name": "Ask anything", "audience": "public", "mode": "live", "budget_calls": 10,
+		"contestants": []any{contestant("Aurora", "sim-fast", nil), contestant("Borealis", "sim-fast", map[string]any{"temperature": 1.3})},
+		"prompts":     map[string]any{"open": true},
+	})
+	if a.status != http.StatusCreated {
+		t.Fatalf("create: %d %s", a.status, a.body)
+	}
+	var ar arenaAPI
+	a.json(t, &ar)
+	sam, kim := voter{srv.newClient(t)}, voter{srv.newClient(t)}
+	if r, _ := sam.pair(t, ar.Link); r.status != http.StatusConflict || !strings.Contains(r.body, "Write a prompt") {
+		t.Errorf("a pair before any prompt: %d %s", r.status, r.body)
+	}
+	r := sam.c.post(ar.Link+"/prompt", "application/json", strings.NewReader(`{"text":"Describe a fjord"}`), nil)
+	if r.status != http.StatusCreated {
+		t.Fatalf("sam's prompt: %d %s", r.status, r.body)
+	}
+	if r := sam.c.post(ar.Link+"/prompt", "application/json", strings.NewReader(`{"text":"   "}`), nil); r.status != http.StatusUnprocessableEntity {
+		t.Errorf("an empty prompt: %d", r.status)
+	}
+	rp, p := sam.pair(t, ar.Link)
+	if rp.status != http.StatusOK || p["prompt"] != "Describe a fjord" {
+		t.Fatalf("sam's pair: %d %s", rp.status, rp.body)
+	}
+	// Kim has written nothing: sam's prompt is not hers.
+	kim.pair(t, ar.Link)
+	if r, _ := kim.pair(t, ar.Link); r.status != http.StatusConflict {
+		t.Errorf("kim's pair without a prompt of hers: %d %s", r.status, r.body)
+	}
+	if vr, _ := sam.vote(t, ar.Link, fmt.Sprintf(`{"pair_id":%v,"choice":"both_bad","reason":"too short"}`, p["pair_id"])); vr.status != http.StatusOK {
+		t.Errorf("sam's vote: %d %s", vr.status, vr.body)
+	}
+}

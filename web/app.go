@@ -211,10 +211,11 @@ var headings = map[int]string{
 	fiber.StatusInsufficientStorage:   "Storage is full",
 }
 
-// wantsJSON reports whether c is answered in JSON: every API request, and
-// a page's script that sends or asks for JSON.
+// wantsJSON reports whether c is answered in JSON: every API request, an
+// arena's voting calls (/a/{token}/…, whose answers are JSON), and a
+// page's script that sends or asks for JSON.
 func wantsJSON(c *fiber.Ctx) bool {
-	return strings.HasPrefix(c.Path(), APIPrefix+"/") ||
+	return strings.HasPrefix(c.Path(), APIPrefix+"/") || strings.HasPrefix(c.Path(), "/a/") && strings.Count(c.Path(), "/") >= 3 ||
 		strings.HasPrefix(c.Get(fiber.HeaderContentType), fiber.MIMEApplicationJSON) ||
 		strings.HasPrefix(c.Get(fiber.HeaderAccept), fiber.MIMEApplicationJSON)
 }
