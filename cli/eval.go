@@ -492,6 +492,10 @@ func (d experimentDetail) missed(ts []threshold) []string {
 			out = append(out, fmt.Sprintf("no grader %s in the experiment", t.Grader))
 			continue
 		}
+		if t.Variant != nil && (*t.Variant < 0 || *t.Variant >= len(d.Aggregates)) {
+			out = append(out, fmt.Sprintf("a threshold names variant %d; the experiment has %d, from 0", *t.Variant, len(d.Aggregates)))
+			continue
+		}
 		for vi, a := range d.Aggregates {
 			if t.Variant != nil && *t.Variant != vi {
 				continue
@@ -500,12 +504,17 @@ func (d experimentDetail) missed(ts []threshold) []string {
 			if vi < len(d.Variants) {
 				name = d.Variants[vi].Name
 			}
-			if gi >= len(a.Graders) || a.Graders[gi].PassRate == nil {
+			if gi >= len(a.Graders) || a.Graders[gi].Graded+a.Errors == 0 {
 				out = append(out, fmt.Sprintf("%s: %s graded no cell", name, d.Graders[gi].Name))
 				continue
 			}
-			if rate := *a.Graders[gi].PassRate; rate < t.MinPassRate {
-				out = append(out, fmt.Sprintf("%s: %s passed %.1f%%, below %.1f%%", name, d.Graders[gi].Name, rate*100, t.MinPassRate*100))
+			// A cell whose run failed has no answer to pass: it counts as
+			// a fail, so that errors cannot lift a pass rate.
+			g := a.Graders[gi]
+			rate := float64(g.Passed) / float64(g.Graded+a.Errors)
+			if rate < t.MinPassRate {
+				out = append(out, fmt.Sprintf("%s: %s passed %.1f%% (%d of %d cells, %d failed to run), below %.1f%%",
+					name, d.Graders[gi].Name, rate*100, g.Passed, g.Graded+a.Errors, a.Errors, t.MinPassRate*100))
 			}
 		}
 	}
@@ -559,7 +568,11 @@ func (c *client) regressions(e *env, baseline int64, d experimentDetail) ([]stri
 func (c *client) followExperiment(e *env, id int64) error {
 	after, last := 0, time.Time{}
 	for attempt := 0; attempt < 5; attempt++ {
+		before := after
 		ended, err := c.readExperimentEvents(e, id, &after, &last)
+		if after > before {
+			attempt = 0 // the stream moved on: only drops in a row count
+		}
 		if ended {
 			return nil
 		}

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -57,7 +58,7 @@ func TestEvalPassesAndFailsOnThresholds(t *testing.T) {
 
 	missed := writeFile(t, "missed.yaml", evalYAML(shortVariant+longVariant, "thresholds:\n  - {grader: brief, min_pass_rate: 0.5}\n"))
 	r = s.knobs(t, "eval", missed)
-	if r.code != 1 || !strings.Contains(r.stderr, "long: brief passed 0.0%, below 50.0%") || strings.Contains(r.stderr, "short: brief") {
+	if r.code != 1 || !strings.Contains(r.stderr, "long: brief passed 0.0% (0 of 2 cells, 0 failed to run), below 50.0%") || strings.Contains(r.stderr, "short: brief") {
 		t.Errorf("a missed threshold: %d\n%s\n%s", r.code, r.stdout, r.stderr)
 	}
 }
@@ -146,5 +147,21 @@ func TestEvalKeepsInlineRowsInOneDatasetSoBaselinesCompare(t *testing.T) {
 	s.api(t, "GET", "/datasets", nil, &list)
 	if len(list.Items) != 1 || list.Items[0].Name != "gate (eval rows)" || list.Items[0].Version != 2 || list.Items[0].Rows != 3 {
 		t.Errorf("datasets: %+v", list.Items)
+	}
+}
+
+func TestEvalCountsCellsThatFailedToRunAsFails(t *testing.T) {
+	var d experimentDetail
+	if err := json.Unmarshal([]byte(`{"variants":[{"name":"v"}],"graders":[{"name":"brief","type":"length"}],
+		"aggregates":[{"variant":0,"errors":95,"graders":[{"graded":5,"passed":5,"pass_rate":1}]}]}`), &d); err != nil {
+		t.Fatal(err)
+	}
+	missed := d.missed([]threshold{{Grader: json.RawMessage(`"brief"`), MinPassRate: 0.9}})
+	if len(missed) != 1 || !strings.Contains(missed[0], "5.0% (5 of 100 cells, 95 failed to run)") {
+		t.Errorf("95 of 100 cells rate-limited and 5 passing: %q", missed)
+	}
+	two := 2
+	if m := d.missed([]threshold{{Grader: json.RawMessage(`0`), Variant: &two, MinPassRate: 0.1}}); len(m) != 1 || !strings.Contains(m[0], "variant 2") {
+		t.Errorf("a threshold on a variant that does not exist: %q", m)
 	}
 }

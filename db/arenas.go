@@ -324,16 +324,21 @@ func (s *Store) ArenaPrompts(ctx context.Context, id int64) ([]ArenaPrompt, erro
 	return out, rows.Err()
 }
 
+// ArenaPromptsPerVoter bounds the prompts one voter adds to an open
+// arena, so that no voter takes every place.
+const ArenaPromptsPerVoter = 20
+
 // AddArenaPrompt adds a prompt a voter typed to an open arena, at the
-// end, at most max prompts in all; answers are then made live.
+// end, at most max prompts in all and ArenaPromptsPerVoter of one
+// voter's; answers are then made live.
 func (s *Store) AddArenaPrompt(ctx context.Context, arena int64, text, voter string, max int) (ArenaPrompt, error) {
 	var p ArenaPrompt
 	err := s.tx(ctx, func(tx *sql.Tx) error {
-		var n int
-		if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM arena_prompts WHERE arena_id = ?`, arena).Scan(&n); err != nil {
+		var n, theirs int
+		if err := tx.QueryRowContext(ctx, `SELECT count(*), ifnull(sum(voter_id = ?), 0) FROM arena_prompts WHERE arena_id = ?`, voter, arena).Scan(&n, &theirs); err != nil {
 			return err
 		}
-		if n >= max {
+		if n >= max || theirs >= ArenaPromptsPerVoter {
 			return ErrBudgetSpent
 		}
 		p = ArenaPrompt{Index: n, Text: text, Voter: voter}
@@ -535,4 +540,27 @@ func (s *Store) PreparingArenas(ctx context.Context) ([]Arena, error) {
 		out = append(out, a)
 	}
 	return out, rows.Err()
+}
+
+// ClaimArenaAnswer takes the making of a contestant's answer to a prompt
+// for the caller: true when no one has made it or is making it (or the
+// last try failed), false when another request has it.
+func (s *Store) ClaimArenaAnswer(ctx context.Context, arena int64, prompt, contestant int) (bool, error) {
+	res, err := s.w.ExecContext(ctx, `
+INSERT INTO arena_answers (arena_id, prompt_idx, contestant, status) VALUES (?, ?, ?, 'running')
+ON CONFLICT (arena_id, prompt_idx, contestant) DO UPDATE SET status = 'running', error = '' WHERE arena_answers.status IN ('pending', 'error')`,
+		arena, prompt, contestant)
+	if err != nil {
+		return false, fmt.Errorf("db: unable to claim an answer of arena %d: %w", arena, err)
+	}
+	n, _ := res.RowsAffected()
+	return n == 1, nil
+}
+
+// RefundArena gives back a charge whose call was not made.
+func (s *Store) RefundArena(ctx context.Context, arena int64, usd float64) error {
+	if _, err := s.w.ExecContext(ctx, `UPDATE arenas SET spent_usd = max(spent_usd - ?, 0), calls = max(calls - 1, 0) WHERE id = ?`, usd, arena); err != nil {
+		return fmt.Errorf("db: unable to refund arena %d: %w", arena, err)
+	}
+	return nil
 }

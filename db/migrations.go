@@ -415,6 +415,7 @@ CREATE TABLE experiment_cells (
 	UNIQUE (experiment_id, variant, row_idx, repeat)
 );
 CREATE INDEX experiment_cells_pending ON experiment_cells (experiment_id, status);
+CREATE INDEX experiment_cells_grid ON experiment_cells (experiment_id, row_idx, variant, repeat);
 CREATE TABLE experiment_grades (
 	cell_id      INTEGER NOT NULL REFERENCES experiment_cells (id) ON DELETE CASCADE,
 	grader       INTEGER NOT NULL,
@@ -529,6 +530,7 @@ CREATE TABLE arena_pairs (
 	reason     TEXT NOT NULL DEFAULT ''
 );
 CREATE UNIQUE INDEX arena_pairs_once ON arena_pairs (arena_id, voter_id, prompt_idx, min(a, b), max(a, b));
+CREATE UNIQUE INDEX arena_pairs_open ON arena_pairs (arena_id, voter_id) WHERE voted_at IS NULL;
 CREATE INDEX arena_pairs_votes ON arena_pairs (arena_id, voted_at) WHERE voted_at IS NOT NULL;
 `,
 }

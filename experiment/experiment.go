@@ -416,7 +416,12 @@ func (j *job) cell(c db.Cell) {
 			return
 		}
 		run, pricesKnown = started.Run.ID, started.PricesKnown
-		if err := j.x.store.StartCell(j.ctx, c.ID, run); err != nil && j.ctx.Err() == nil {
+		// Recorded even when a stop has just begun: a run that was sent
+		// must be found by the resume, not sent again.
+		sctx, cancel := context.WithTimeout(context.WithoutCancel(j.ctx), 10*time.Second)
+		err = j.x.store.StartCell(sctx, c.ID, run)
+		cancel()
+		if err != nil {
 			j.x.log.Error("starting a cell", "experiment", j.e.ID, "cell", c.ID, "err", err)
 		}
 		if res, ok = j.wait(started); !ok {
@@ -432,6 +437,12 @@ func (j *job) cell(c db.Cell) {
 	}
 	c.RunID = run
 	c = j.graded(c, res, pricesKnown, setup)
+	if j.ctx.Err() != nil {
+		// Stopped while grading (a judge cut short): a stop leaves the
+		// cell to the resume, which grades it from its stored run; a
+		// cancel marks it cancelled.
+		return
+	}
 	j.finish(c)
 }
 

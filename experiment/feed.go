@@ -168,7 +168,12 @@ func (f *Feed) close() {
 func (f *Feed) Since(seq int64) (events []Event, more <-chan struct{}, ended, lost bool) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	if len(f.events) > 0 && seq < f.events[0].Seq-1 {
+	switch {
+	case seq >= f.next && seq > 0:
+		// A reader ahead of this feed followed the process before a
+		// restart, whose numbers start again: it reloads.
+		lost, seq = true, 0
+	case len(f.events) > 0 && seq < f.events[0].Seq-1:
 		lost = true
 		seq = f.events[0].Seq - 1
 	}

@@ -196,6 +196,22 @@ func (h *Handler) CreateAPIArena(ctx context.Context, in *CreateArenaInput) (*Ar
 		names[strings.ToLower(ac.Name)] = true
 		contestants[i] = ac
 	}
+	// A dollar budget holds only where prices are known: a live arena of
+	// a model without one needs a budget in calls.
+	if b.Mode == "live" && b.BudgetCalls == nil && fe.Empty() {
+		for _, c := range contestants {
+			var spec llm.RunSpec
+			_ = json.Unmarshal([]byte(c.Spec), &spec)
+			prov, err := h.findProvider(ctx, spec.Provider)
+			if err != nil {
+				continue
+			}
+			if m := modelInfo(prov, spec.Model()); m.PromptPrice <= 0 && m.CompletionPrice <= 0 {
+				fe.Add("budget_calls", fmt.Sprintf("%s's model %s has no known price, so a budget in dollars cannot hold it: set budget_calls too.", c.Name, spec.Model()))
+				break
+			}
+		}
+	}
 	if kind == "dataset" && fe.Empty() {
 		for ri, r := range rows {
 			p := db.ArenaPrompt{Index: ri, Vars: r.Vars}

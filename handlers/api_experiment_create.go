@@ -256,6 +256,9 @@ func (h *Handler) experimentVariant(ctx context.Context, i int, v VariantInput, 
 	if len(lacking) > 0 {
 		return ev, field.Errors{"variables": "The dataset does not fill the variant's variables: " + strings.Join(lacking, "; ") + "."}, nil
 	}
+	if len(rows) == 0 {
+		return ev, field.Errors{"variables": "The dataset version has no rows."}, nil
+	}
 	check := st
 	check.Variables = maps.Clone(st.Variables)
 	if check.Variables == nil {

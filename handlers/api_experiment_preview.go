@@ -69,6 +69,10 @@ func (h *Handler) PreviewAPIExperiment(ctx context.Context, in *CreateExperiment
 	} else if err != nil {
 		return nil, err
 	}
+	if dv.Rows == 0 {
+		out.Fields.Add("dataset", "The dataset version has no rows.")
+		return &ExperimentPreviewOutput{Body: out}, nil
+	}
 	rows, err := h.store.DatasetRows(ctx, u.ID, ds.ID, version, 0, dv.Rows)
 	if err != nil {
 		return nil, err

@@ -14,6 +14,7 @@ import (
 	"knobs/db"
 	"knobs/experiment"
 	"knobs/llm"
+	"knobs/llm/sim"
 	"knobs/preset"
 	"knobs/runner"
 )
@@ -50,8 +51,10 @@ func arenaSetup(c db.ArenaContestant, p db.ArenaPrompt, kind string) (experiment
 		vars[promptVar] = p.Text
 		used := preset.Variables(spec)
 		if !containsString(used, promptVar) {
+			// The prompt goes in as {{prompt}}, filled once: a voter's text
+			// holding {{a_variable}} of the contestant's stays as written.
 			var err error
-			if spec.Body, err = withPrompt(spec, p.Text); err != nil {
+			if spec.Body, err = withPrompt(spec, "{{"+promptVar+"}}"); err != nil {
 				return experiment.Setup{}, err
 			}
 		}
@@ -121,12 +124,17 @@ func dedupe(s []string) []string {
 
 // arenaAnswer makes one contestant's answer to a prompt as the arena's
 // owner, waits for it, and stores it: its text, or why there is none.
-func (h *Handler) arenaAnswer(ctx context.Context, a db.Arena, c db.ArenaContestant, p db.ArenaPrompt) db.ArenaAnswer {
+func (h *Handler) arenaAnswer(ctx context.Context, a db.Arena, c db.ArenaContestant, p db.ArenaPrompt) (ans db.ArenaAnswer, costUSD float64) {
+	ans, costUSD = h.makeArenaAnswer(ctx, a, c, p)
+	return ans, costUSD
+}
+
+func (h *Handler) makeArenaAnswer(ctx context.Context, a db.Arena, c db.ArenaContestant, p db.ArenaPrompt) (db.ArenaAnswer, float64) {
 	ans := db.ArenaAnswer{Prompt: p.Index, Contestant: c.Index, Status: "error"}
 	setup, err := arenaSetup(c, p, a.PromptsKind)
 	if err != nil {
 		ans.Error = "The contestant's setup is unreadable."
-		return ans
+		return ans, 0
 	}
 	for {
 		started, fe, err := h.launchCell(ctx, a.OwnerID, setup)
@@ -135,7 +143,7 @@ func (h *Handler) arenaAnswer(ctx context.Context, a db.Arena, c db.ArenaContest
 			select {
 			case <-ctx.Done():
 				ans.Error = "Knobs stopped before the answer was made."
-				return ans
+				return ans, 0
 			case <-time.After(500 * time.Millisecond):
 				continue
 			}
@@ -143,10 +151,10 @@ func (h *Handler) arenaAnswer(ctx context.Context, a db.Arena, c db.ArenaContest
 		switch {
 		case err != nil:
 			ans.Error = "The run could not start: " + err.Error()
-			return ans
+			return ans, 0
 		case len(fe) > 0:
 			ans.Error = "Not sent: " + fe.Describe()
-			return ans
+			return ans, 0
 		}
 		run := started.Run
 		ans.RunID = run.ID
@@ -156,30 +164,25 @@ func (h *Handler) arenaAnswer(ctx context.Context, a db.Arena, c db.ArenaContest
 		case <-ctx.Done():
 			leave()
 			ans.Error = "Knobs stopped before the answer was made."
-			return ans
+			return ans, 0
 		}
 		leave()
 		stored, err := h.store.Run(ctx, a.OwnerID, run.ID)
 		if err != nil {
 			ans.Error = "The answer could not be read back."
-			return ans
+			return ans, 0
 		}
 		var res runner.Result
 		_ = json.Unmarshal([]byte(stored.Result), &res)
 		if res.Error != nil {
 			ans.Error = res.Error.Message
-			return ans
+			return ans, 0
 		}
 		if len(res.Choices) > 0 {
 			ans.Text = clipBytes(res.Choices[0].Content, arenaAnswerMax)
 		}
 		ans.Status = "done"
-		if res.Metrics.CostUSD > 0 {
-			if err := h.store.AddArenaSpend(context.WithoutCancel(ctx), a.ID, res.Metrics.CostUSD); err != nil {
-				h.log.Error("recording an arena's spend", "arena", a.ID, "err", err)
-			}
-		}
-		return ans
+		return ans, res.Metrics.CostUSD
 	}
 }
 
@@ -246,9 +249,14 @@ func (h *Handler) prepareArena(a db.Arena) {
 		go func() {
 			defer wg.Done()
 			for t := range todo {
-				ans := h.arenaAnswer(ctx, a, cs[t.Contestant], ps[t.Prompt])
+				ans, cost := h.arenaAnswer(ctx, a, cs[t.Contestant], ps[t.Prompt])
 				if ctx.Err() != nil {
 					continue // left pending for the next start
+				}
+				if cost > 0 {
+					if err := h.store.AddArenaSpend(context.WithoutCancel(ctx), a.ID, cost); err != nil {
+						h.log.Error("recording an arena's spend", "arena", a.ID, "err", err)
+					}
 				}
 				if err := h.store.SaveArenaAnswer(context.WithoutCancel(ctx), a.ID, ans); err != nil {
 					h.log.Error("storing an arena's answer", "arena", a.ID, "err", err)
@@ -285,4 +293,39 @@ func (h *Handler) prepareArena(a db.Arena) {
 	if err := h.store.SetArenaStatus(context.WithoutCancel(ctx), a.ID, status, msg); err != nil {
 		h.log.Error("marking an arena ready", "arena", a.ID, "err", err)
 	}
+}
+
+// answerEstimate is the most a contestant's answer to a prompt can cost
+// at its model's known prices: the prompt as the simulator counts it and
+// the output at its max_tokens (else the model's limit); 0, and known
+// false, when the model has no price.
+func (h *Handler) answerEstimate(ctx context.Context, c db.ArenaContestant, p db.ArenaPrompt, kind string) (usd float64, known bool) {
+	setup, err := arenaSetup(c, p, kind)
+	if err != nil {
+		return 0, false
+	}
+	prov, err := h.findProvider(ctx, setup.Spec.Provider)
+	if err != nil {
+		return 0, false
+	}
+	model := modelInfo(prov, setup.Spec.Model())
+	if model.PromptPrice <= 0 && model.CompletionPrice <= 0 {
+		return 0, false
+	}
+	filled, _, err := preset.Fill(setup.Spec, setup.Variables, MaxBody)
+	if err != nil {
+		return 0, false
+	}
+	in, ok := sim.PromptTokens(filled.Endpoint, filled.Body)
+	if !ok {
+		in = sim.CountTokens(string(filled.Body))
+	}
+	limit, n := outputLimit(filled.Body)
+	if limit <= 0 {
+		limit = model.MaxOutput
+	}
+	if limit <= 0 {
+		return 0, false
+	}
+	return (float64(in)*model.PromptPrice + float64(limit*n)*model.CompletionPrice) / 1e6, true
 }

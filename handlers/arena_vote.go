@@ -227,25 +227,39 @@ func (h *Handler) drawPair(c *fiber.Ctx, a db.Arena, cs []db.ArenaContestant, vo
 // (makeNew) made now. ok is false when none is left.
 func (h *Handler) tryDraw(c *fiber.Ctx, a db.Arena, cs []db.ArenaContestant, voter string, prompts []db.ArenaPrompt,
 	s *arena.Scheduler, seen []arena.Matchup, made map[[2]int]bool, makeNew bool) (db.ArenaPair, bool, error) {
-	seen = append([]arena.Matchup(nil), seen...)
-	for range len(prompts)*len(cs)*len(cs) + 1 {
-		m, ok, err := s.Next(seen)
+	// Every matchup that cannot be shown is ruled out at once, so that one
+	// draw finds a showable one: a voter's request costs one pass over the
+	// prompts and pairs, however few are showable.
+	excluded := append([]arena.Matchup(nil), seen...)
+	for pi, p := range prompts {
+		mine := a.PromptsKind != "open" || p.Voter == voter
+		for i := range cs {
+			for j := i + 1; j < len(cs); j++ {
+				ready := made[[2]int{pi, i}] && made[[2]int{pi, j}]
+				if !mine || (!ready && !makeNew) {
+					excluded = append(excluded, arena.Matchup{Prompt: pi, A: i, B: j})
+				}
+			}
+		}
+	}
+	for range 5 { // a pair issued meanwhile by another request of the voter's
+		m, ok, err := s.Next(excluded)
 		if err != nil || !ok {
 			return db.ArenaPair{}, false, err
 		}
-		ready := made[[2]int{m.Prompt, m.A}] && made[[2]int{m.Prompt, m.B}]
-		if (a.PromptsKind == "open" && prompts[m.Prompt].Voter != voter) || (!ready && !makeNew) {
-			seen = append(seen, m)
-			continue
-		}
-		if !ready {
+		if !(made[[2]int{m.Prompt, m.A}] && made[[2]int{m.Prompt, m.B}]) {
 			if err := h.liveAnswers(c, a, cs, prompts[m.Prompt], made, m); err != nil {
 				return db.ArenaPair{}, false, err
 			}
 		}
 		p, err := h.store.IssuePair(ctx(c), a.ID, voter, m.Prompt, m.A, m.B)
 		if errors.Is(err, db.ErrAlreadyVoted) {
-			seen = append(seen, m)
+			// The same pair, or another open one, issued by a request of
+			// the voter's at the same moment: that one is theirs.
+			if open, oerr := h.store.OpenPair(ctx(c), a.ID, voter); oerr == nil {
+				return open, true, nil
+			}
+			excluded = append(excluded, m)
 			continue
 		}
 		return p, err == nil, err
@@ -253,41 +267,94 @@ func (h *Handler) tryDraw(c *fiber.Ctx, a db.Arena, cs []db.ArenaContestant, vot
 	return db.ArenaPair{}, false, nil
 }
 
-// liveAnswers makes the answers a live pair lacks, each charged to the
-// arena's budget before it is asked for, both at once.
+// liveAnswers makes the answers a live pair lacks. Each is claimed
+// first, so that two voters' requests never make (and pay for) the same
+// answer twice: what another request is making is waited for. Each is
+// charged to the budget at its most (known prices) before it is asked
+// for, and settled at its cost once made.
 func (h *Handler) liveAnswers(c *fiber.Ctx, a db.Arena, cs []db.ArenaContestant, p db.ArenaPrompt, made map[[2]int]bool, m arena.Matchup) error {
-	var missing []int
+	var mine, others []int
 	for _, side := range []int{m.A, m.B} {
-		if !made[[2]int{m.Prompt, side}] {
-			missing = append(missing, side)
+		if made[[2]int{m.Prompt, side}] {
+			continue
 		}
-	}
-	for range missing {
-		if err := h.store.ChargeArena(ctx(c), a.ID, 0); errors.Is(err, db.ErrBudgetSpent) {
-			return &Problem{Status: fiber.StatusPaymentRequired, Message: "This arena's budget for new answers is spent: no more pairs can be made. Answers already made can still be voted on."}
-		} else if err != nil {
+		claimed, err := h.store.ClaimArenaAnswer(ctx(c), a.ID, m.Prompt, side)
+		if err != nil {
 			return err
 		}
+		if claimed {
+			mine = append(mine, side)
+		} else {
+			others = append(others, side)
+		}
+	}
+	release := func(sides []int, charged []float64) {
+		bg := context.WithoutCancel(ctx(c))
+		for _, side := range sides {
+			_ = h.store.SaveArenaAnswer(bg, a.ID, db.ArenaAnswer{Prompt: m.Prompt, Contestant: side, Status: "pending"})
+		}
+		for _, usd := range charged {
+			_ = h.store.RefundArena(bg, a.ID, usd)
+		}
+	}
+	var charged []float64
+	for _, side := range mine {
+		est, _ := h.answerEstimate(ctx(c), cs[side], p, a.PromptsKind)
+		if err := h.store.ChargeArena(ctx(c), a.ID, est); err != nil {
+			release(mine, charged)
+			if errors.Is(err, db.ErrBudgetSpent) {
+				return &Problem{Status: fiber.StatusPaymentRequired, Message: "This arena's budget for new answers is spent: no more pairs can be made. Answers already made can still be voted on."}
+			}
+			return err
+		}
+		charged = append(charged, est)
 	}
 	wctx, cancel := context.WithTimeout(h.background, arenaLiveWait)
 	defer cancel()
 	var wg sync.WaitGroup
-	errs := make([]string, len(missing))
-	for i, side := range missing {
+	failed := make([]bool, len(mine))
+	for i, side := range mine {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			ans := h.arenaAnswer(wctx, a, cs[side], p)
-			if err := h.store.SaveArenaAnswer(context.WithoutCancel(wctx), a.ID, ans); err != nil {
-				errs[i] = err.Error()
-			} else if ans.Status != "done" {
-				errs[i] = ans.Error
+			ans, cost := h.arenaAnswer(wctx, a, cs[side], p)
+			bg := context.WithoutCancel(wctx)
+			if err := h.store.SaveArenaAnswer(bg, a.ID, ans); err != nil || ans.Status != "done" {
+				failed[i] = true
+			}
+			if err := h.store.AddArenaSpend(bg, a.ID, cost-charged[i]); err != nil {
+				h.log.Error("settling an arena's spend", "arena", a.ID, "err", err)
 			}
 		}()
 	}
 	wg.Wait()
-	for _, e := range errs {
-		if e != "" {
+	// What another request is making: wait until it is made or failed.
+	for _, side := range others {
+		for {
+			as, err := h.store.ArenaAnswers(wctx, a.ID, m.Prompt)
+			if err != nil {
+				return &Problem{Status: fiber.StatusBadGateway, Message: "An answer could not be made; ask for another pair."}
+			}
+			status := ""
+			for _, x := range as {
+				if x.Contestant == side {
+					status = x.Status
+				}
+			}
+			if status == "done" {
+				break
+			}
+			if status == "error" || status == "pending" || wctx.Err() != nil {
+				return &Problem{Status: fiber.StatusBadGateway, Message: "An answer could not be made; ask for another pair."}
+			}
+			select {
+			case <-wctx.Done():
+			case <-time.After(200 * time.Millisecond):
+			}
+		}
+	}
+	for _, f := range failed {
+		if f {
 			return &Problem{Status: fiber.StatusBadGateway, Message: "An answer could not be made; ask for another pair."}
 		}
 	}

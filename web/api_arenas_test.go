@@ -250,6 +250,7 @@ func TestArenaTeamLinkAndBadInput(t *testing.T) {
 	bad("one contestant", map[string]any{"contestants": two[:1]}, "contestants")
 	bad("two of the same name", map[string]any{"contestants": []any{contestant("Aurora", "sim-fast", nil), contestant("aurora", "sim-fast", nil)}}, "contestants[1].name")
 	bad("live without a budget", map[string]any{"mode": "live"}, "budget_usd")
+	bad("live with dollars on a model without a price", map[string]any{"mode": "live", "budget_usd": 1}, "budget_calls")
 	bad("open prompts made ahead", map[string]any{"prompts": map[string]any{"open": true}}, "mode")
 	bad("no prompts", map[string]any{"prompts": map[string]any{}}, "prompts")
 	bad("an unknown preset", map[string]any{"contestants": []any{map[string]any{"name": "P", "preset": "Nothing"}, two[1]}}, "contestants[0].preset")
