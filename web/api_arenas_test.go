@@ -11,9 +11,13 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"net/http/httptest"
 	"strings"
+	"sync"
 	"testing"
 	"time"
+
+	"knobs/llm/sim"
 )
 
 type arenaAPI struct {
@@ -302,5 +306,47 @@ func TestArenaOpenPromptsAreTheVotersOwn(t *testing.T) {
 	}
 	if vr, _ := sam.vote(t, ar.Link, fmt.Sprintf(`{"pair_id":%v,"choice":"both_bad","reason":"too short"}`, p["pair_id"])); vr.status != http.StatusOK {
 		t.Errorf("sam's vote: %d %s", vr.status, vr.body)
+	}
+}
+
+func TestArenaLiveAnswerIsMadeOnceForVotersAtOnce(t *testing.T) {
+	t.Parallel()
+	up := &promptCounter{sim: sim.NewHandler(sim.Options{TokensPerSecond: 300}), seen: map[string]int{}}
+	upstream := httptest.NewServer(up)
+	t.Cleanup(upstream.Close)
+	srv, admin := newTeam(t, withSim(upstreamConfig(upstream)))
+	tok := admin.makeToken("ci", "write", nil).Token
+	a := srv.apiCall(t, "POST", "/api/v1/arenas", tok, map[string]any{
+		"name": "Crowd", "audience": "public", "mode": "live", "budget_calls": 10,
+		"contestants": []any{contestant("Aurora", "sim-fast", nil), contestant("Borealis", "sim-fast", map[string]any{"temperature": 1.1})},
+		"prompts":     map[string]any{"list": []string{"Describe a glacier"}},
+	})
+	var ar arenaAPI
+	a.json(t, &ar)
+	var wg sync.WaitGroup
+	texts := make([]string, 4)
+	for i := range texts {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			v := voter{srv.newClient(t)}
+			if r, p := v.pair(t, ar.Link); r.status == http.StatusOK {
+				texts[i] = fmt.Sprint(p["a"], p["b"])
+			}
+		}()
+	}
+	wg.Wait()
+	// Four voters at once, one prompt, two contestants: two calls.
+	if n := up.count("Be brief."); n != 2 { // every contestant's first message
+		t.Errorf("the upstream answered %d times for two answers", n)
+	}
+	for i, tx := range texts {
+		if tx == "" {
+			t.Errorf("voter %d got no pair", i)
+		}
+	}
+	srv.apiCall(t, "GET", fmt.Sprintf("/api/v1/arenas/%d", ar.ID), tok, nil).json(t, &ar)
+	if ar.Calls != 2 {
+		t.Errorf("the budget counted %d calls", ar.Calls)
 	}
 }
