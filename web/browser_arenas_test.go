@@ -95,6 +95,10 @@ func TestBrowserArenasMadeFromTheFormShowResults(t *testing.T) {
 	}
 	noHorizontalOverflow(t, ctx, "an arena's page")
 	screenshot(t, ctx, "arena-results-phone.png")
+	if err := chromedp.Do(ctx, chromedp.Navigate(s.url+"/arenas/new"), chromedp.WaitVisible(chromedp.CSS("#ar-name"))); err != nil {
+		t.Fatal(err)
+	}
+	noHorizontalOverflow(t, ctx, "the new arena form")
 
 	if err := chromedp.Do(ctx, chromedp.EmulateViewport(1280, 900), chromedp.Navigate(s.url+"/arenas"), chromedp.WaitVisible(chromedp.CSS(".arenas-list"))); err != nil {
 		t.Fatal(err)
