@@ -103,12 +103,39 @@ type ArenaOutput struct {
 // ready when GET /api/v1/arenas/{id} says so. Nothing is stored when
 // anything is wrong (422).
 func (h *Handler) CreateAPIArena(ctx context.Context, in *CreateArenaInput) (*ArenaOutput, error) {
-	u := apiUser(ctx)
+	made, fe, err := h.createArena(ctx, apiUser(ctx), in)
+	if err != nil {
+		return nil, err
+	}
+	if !fe.Empty() {
+		return nil, apiInvalid(fe)
+	}
+	d, err := h.arenaDetail(ctx, made)
+	if err != nil {
+		return nil, err
+	}
+	return &ArenaOutput{Body: d}, nil
+}
+
+// createArena checks an arena whole and, when nothing is wrong, stores
+// it and starts making its answers; otherwise it stores nothing and
+// answers what is wrong, field by field under the API's names. The API
+// and the new arena page both make arenas through it.
+func (h *Handler) createArena(ctx context.Context, u db.User, in *CreateArenaInput) (db.Arena, field.Errors, error) {
 	b := in.Body
 	fe := field.Errors{}
 	name := strings.TrimSpace(b.Name)
 	if name == "" || utf8.RuneCountInString(name) > 100 {
 		fe.Add("name", "Give the arena a name of up to 100 characters.")
+	}
+	if n := len(b.Contestants); n < 2 || n > 8 {
+		fe.Add("contestants", "An arena has 2 to 8 contestants.")
+	}
+	if b.Audience != db.ShareTeam && b.Audience != db.SharePublic {
+		fe.Add("audience", "Choose who votes: the team or anyone with the link.")
+	}
+	if b.Mode != "pregenerated" && b.Mode != "live" {
+		fe.Add("mode", "Choose when answers are made: ahead of time or live.")
 	}
 	kinds := 0
 	var prompts []db.ArenaPrompt
@@ -123,7 +150,7 @@ func (h *Handler) CreateAPIArena(ctx context.Context, in *CreateArenaInput) (*Ar
 		if errors.Is(err, db.ErrNotFound) {
 			fe.Add("prompts.dataset", "There is no such dataset.")
 		} else if err != nil {
-			return nil, err
+			return db.Arena{}, nil, err
 		} else {
 			version := b.Prompts.DatasetVersion
 			if version == 0 {
@@ -134,11 +161,11 @@ func (h *Handler) CreateAPIArena(ctx context.Context, in *CreateArenaInput) (*Ar
 			if errors.Is(err, db.ErrNotFound) {
 				fe.Add("prompts.dataset_version", "The dataset has no version "+strconv.Itoa(version)+".")
 			} else if err != nil {
-				return nil, err
+				return db.Arena{}, nil, err
 			} else if dv.Rows > ArenaMaxPrompts {
 				fe.Add("prompts.dataset", fmt.Sprintf("The dataset has %d rows; an arena takes at most %d prompts.", dv.Rows, ArenaMaxPrompts))
 			} else if rows, err = h.store.DatasetRows(ctx, u.ID, ds.ID, version, 0, dv.Rows); err != nil {
-				return nil, err
+				return db.Arena{}, nil, err
 			}
 		}
 	}
@@ -176,7 +203,7 @@ func (h *Handler) CreateAPIArena(ctx context.Context, in *CreateArenaInput) (*Ar
 		}
 	}
 	if !fe.Empty() {
-		return nil, apiInvalid(fe)
+		return db.Arena{}, fe, nil
 	}
 	// The prompts of a dataset: each row fills the contestants' variables;
 	// the voter reads the first contestant's filled prompt.
@@ -185,7 +212,7 @@ func (h *Handler) CreateAPIArena(ctx context.Context, in *CreateArenaInput) (*Ar
 	for i, c := range b.Contestants {
 		ac, cfe, err := h.arenaContestant(ctx, i, c)
 		if err != nil {
-			return nil, err
+			return db.Arena{}, nil, err
 		}
 		for k, msg := range cfe {
 			fe.Add(fmt.Sprintf("contestants[%d].%s", i, k), msg)
@@ -217,12 +244,12 @@ func (h *Handler) CreateAPIArena(ctx context.Context, in *CreateArenaInput) (*Ar
 			p := db.ArenaPrompt{Index: ri, Vars: r.Vars}
 			setup, err := arenaSetup(contestants[0], p, kind)
 			if err != nil {
-				return nil, err
+				return db.Arena{}, nil, err
 			}
 			for _, c := range contestants {
 				cs, _ := arenaSetup(c, p, kind)
 				if _, cfe, err := h.checkRun(ctx, playgroundState{RunSpec: cs.Spec, Variables: cs.Variables}); err != nil {
-					return nil, err
+					return db.Arena{}, nil, err
 				} else if len(cfe) > 0 {
 					fe.Add(fmt.Sprintf("contestants[%d]", c.Index), fmt.Sprintf("Row %d: %s", ri+1, cfe.Describe()))
 				}
@@ -238,7 +265,7 @@ func (h *Handler) CreateAPIArena(ctx context.Context, in *CreateArenaInput) (*Ar
 		fe.Add("mask_terms", err.Error())
 	}
 	if !fe.Empty() {
-		return nil, apiInvalid(fe)
+		return db.Arena{}, fe, nil
 	}
 	status := db.ArenaReady
 	if b.Mode == "pregenerated" {
@@ -252,16 +279,12 @@ func (h *Handler) CreateAPIArena(ctx context.Context, in *CreateArenaInput) (*Ar
 	}
 	made, err := h.store.CreateArena(ctx, a, contestants, prompts)
 	if err != nil {
-		return nil, err
+		return db.Arena{}, nil, err
 	}
 	if made.Status == db.ArenaPreparing {
 		h.goBackground(func() { h.prepareArena(made) })
 	}
-	d, err := h.arenaDetail(ctx, made)
-	if err != nil {
-		return nil, err
-	}
-	return &ArenaOutput{Body: d}, nil
+	return made, nil, nil
 }
 
 // arenaContestant resolves one contestant: a preset's version (with

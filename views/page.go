@@ -30,5 +30,6 @@ var navItems = []navItem{
 	{"datasets", "Datasets", "/datasets"},
 	{"history", "History", "/history"},
 	{"experiments", "Experiments", "/experiments"},
+	{"arenas", "Arenas", "/arenas"},
 	{"settings", "Settings", "/settings"},
 }

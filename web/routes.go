@@ -202,6 +202,14 @@ func routes(app *fiber.App, h *handlers.Handler, sessions *session.Manager, log 
 	app.Post("/experiments/:id/cancel", h.CancelExperiment)
 	app.Post("/experiments/:id/cells/:cell/rating", h.RateExperimentCell)
 
+	// Arenas: blind votes on two answers at a time through a link
+	// (/a/:token); the team sets them up and reads the results here.
+	app.Get("/arenas", h.ShowArenasPage)
+	app.Get("/arenas/new", h.ShowNewArenaPage)
+	app.Post("/arenas", h.CreateArena)
+	app.Get("/arenas/:id", h.ShowArenaPage)
+	app.Post("/arenas/:id/revoke", h.RevokeArena)
+
 	// Settings: personal keys, the account, API tokens.
 	app.Get("/settings", h.ShowSettingsPage)
 	app.Post("/settings/keys", h.SavePersonalKey)
