@@ -2,7 +2,7 @@ package web_test
 
 // The arena's voting page over HTTP: a public link opens for anyone
 // signed out and gives no contestant away; a team link sends a stranger
-// to sign in; a revoked or unknown link is a 404 page; a voter's name
+// to sign in; a revoked or unknown link is a 404 page, an ended one 410; a voter's name
 // is kept with their votes, within bounds.
 
 import (
@@ -24,8 +24,8 @@ func (s *server) makeArena(t testing.TB, tok, audience string) arenaAPI {
 	t.Helper()
 	r := s.apiCall(t, "POST", "/api/v1/arenas", tok, map[string]any{
 		"name": "Which tone suits support", "audience": audience, "mode": "pregenerated",
-		"contestants": []any{contestant("Aurora", "sim-fast", nil), contestant("Borealis", "sim-reasoning", nil)},
-		"prompts":     map[string]any{"list": []string{"Tell me about glaciers", "Tell me about rivers", "Tell me about lakes"}},
+		"contestants": []any{contestant("Aurora", "sim-fast", nil), contestant("Borealis", "sim-reasoning", map[string]any{"max_tokens": 400})},
+		"prompts":     map[string]any{"list": []string{"Tell me about glaciers", "Tell me about rivers", "Tell me about lakes", "Tell me about the sea"}},
 	})
 	if r.status != http.StatusCreated {
 		t.Fatalf("make an arena: %d %s", r.status, r.body)
@@ -69,6 +69,20 @@ func TestArenaPageOpensForAnyoneAndGivesNothingAway(t *testing.T) {
 	}
 	if names := arenaVoterNames(t, srv, ar.ID); len(names) != 1 || names[0] != "Grace Hopper" {
 		t.Errorf("the voters' names kept: %q, want the one given, trimmed", names)
+	}
+
+	// Past its end, the page says voting has ended (410).
+	raw, err := sql.Open("sqlite", "file:"+srv.dbPath+"?_pragma=busy_timeout(5000)")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer raw.Close()
+	if _, err := raw.Exec(`UPDATE arenas SET ends_at = 1 WHERE id = ?`, ar.ID); err != nil {
+		t.Fatal(err)
+	}
+	wantPage(t, anyone.get(ar.Link), http.StatusGone, "Voting has ended", "Voting in this arena has ended")
+	if _, err := raw.Exec(`UPDATE arenas SET ends_at = NULL WHERE id = ?`, ar.ID); err != nil {
+		t.Fatal(err)
 	}
 
 	// Revoked, the page is a 404 that says why; an unknown link too.
