@@ -115,7 +115,7 @@ func ArenaVotePage(v ArenaVoteView) templ.Component {
 				}
 			}
 			if v.OpenPrompts {
-				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 9, "<form class=\"av-write card\" id=\"av-write\"><label for=\"av-prompt-text\">Write a prompt for the models</label> <textarea id=\"av-prompt-text\" name=\"text\" rows=\"3\" maxlength=\"8192\" required></textarea><p class=\"field-error\" id=\"av-prompt-error\" role=\"alert\" hidden></p><button type=\"submit\" class=\"primary\">Get two answers</button></form>")
+				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 9, "<form class=\"av-write card\" id=\"av-write\"><label for=\"av-prompt-text\">Write a prompt for the models</label> <textarea id=\"av-prompt-text\" name=\"text\" rows=\"3\" maxlength=\"8192\"></textarea><p class=\"field-error\" id=\"av-prompt-error\" role=\"alert\" hidden></p><button type=\"submit\" class=\"primary\">Get two answers</button></form>")
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}

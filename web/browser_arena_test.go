@@ -227,3 +227,67 @@ func TestBrowserArenaVoteThreeTimesSignedOut(t *testing.T) {
 		t.Errorf("the answers the page got: %v, want the page, its scripts, 4 pairs and 3 reveals", seen)
 	}
 }
+
+func TestBrowserArenaOpenPromptsAndMessagesInPlace(t *testing.T) {
+	ctx := newBrowser(t)
+	srv, admin := newTeam(t)
+	tok := admin.makeToken("ci", "write", nil).Token
+	r := srv.apiCall(t, "POST", "/api/v1/arenas", tok, map[string]any{
+		"name": "Your own questions", "audience": "public", "mode": "live", "budget_calls": 2,
+		"contestants": []any{contestant("Aurora", "sim-fast", nil), contestant("Borealis", "sim-fast", map[string]any{"temperature": 1.2})},
+		"prompts":     map[string]any{"open": true},
+	})
+	if r.status != http.StatusCreated {
+		t.Fatalf("make an open arena: %d %s", r.status, r.body)
+	}
+	var ar arenaAPI
+	r.json(t, &ar)
+
+	message := func() string {
+		t.Helper()
+		text, err := chromedp.Run(ctx, chromedp.Poll[string](`(() => { const m = document.getElementById("av-message"); return !m.hidden && document.getElementById("av-loading").hidden ? m.textContent : ""; })()`, chromedp.WithPollingInterval(20*time.Millisecond)))
+		if err != nil {
+			t.Fatalf("waiting for a message: %v", err)
+		}
+		return text
+	}
+	// No prompt of the voter's yet: the page asks for one.
+	if err := chromedp.Do(ctx, chromedp.Navigate(srv.url+ar.Link), chromedp.WaitVisible(chromedp.CSS("#av-write"))); err != nil {
+		t.Fatal(err)
+	}
+	if m := message(); !strings.Contains(strings.ToLower(m), "write") {
+		t.Errorf("an open arena without a prompt says %q", m)
+	}
+	// An empty prompt is refused beside the box, and nothing is sent.
+	if err := chromedp.Do(ctx, chromedp.Click(chromedp.CSS("#av-write button")), chromedp.WaitVisible(chromedp.CSS("#av-prompt-error"))); err != nil {
+		t.Fatal(err)
+	}
+	// A prompt gets its pair, made now; a vote reveals it.
+	err := chromedp.Do(ctx,
+		chromedp.SendKeys(chromedp.CSS("#av-prompt-text"), "Name three rivers"),
+		chromedp.Click(chromedp.CSS("#av-write button")),
+		chromedp.Poll[chromedp.Void](`!document.getElementById("av-pair").hidden && document.getElementById("av-prompt").textContent === "Name three rivers"`, chromedp.WithPollingInterval(20*time.Millisecond)),
+		chromedp.KeyEvent("4"),
+	)
+	if err != nil {
+		t.Fatalf("a pair on the voter's prompt: %v", err)
+	}
+	if a := revealedSide(t, ctx, "a"); a != "A was Aurora" && a != "A was Borealis" {
+		t.Errorf("the reveal: %q", a)
+	}
+	// The budget (two calls) is spent: another prompt gets the server's
+	// message in place of a pair.
+	err = chromedp.Do(ctx,
+		chromedp.SendKeys(chromedp.CSS("#av-prompt-text"), "Name three lakes"),
+		chromedp.Click(chromedp.CSS("#av-write button")),
+	)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m := message(); !strings.Contains(m, "budget for new answers is spent") {
+		t.Errorf("past the budget the page says %q", m)
+	}
+	if hidden, _ := chromedp.Run(ctx, chromedp.Evaluate[bool](`document.getElementById("av-pair").hidden`)); !hidden {
+		t.Error("a pair is still shown past the budget")
+	}
+}
