@@ -103,6 +103,11 @@ func (h *Handler) arenaMasker(a db.Arena, cs []db.ArenaContestant) (*arena.Maske
 			}
 			if spec.Provider != "" {
 				terms = append(terms, spec.Provider)
+				// And the provider's name as people write it ("Simulator",
+				// "Cerebras", a custom provider's own).
+				if prov, err := h.findProvider(h.background, spec.Provider); err == nil {
+					terms = append(terms, strings.Fields(strings.Split(prov.Name, "(")[0])...)
+				}
 			}
 		}
 	}

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode"
 	"unicode/utf8"
 
 	"github.com/gofiber/fiber/v2"
@@ -22,6 +23,9 @@ import (
 // only identity, so it is HttpOnly and SameSite=Strict: another site
 // cannot vote in a voter's name.
 const voterCookie = "knobs_voter"
+
+// arenaVoterName bounds the name a public link's voter may give.
+const arenaVoterName = 60
 
 // arenaLiveWait bounds how long a pair waits for live answers.
 const arenaLiveWait = 5 * time.Minute
@@ -410,9 +414,10 @@ func (h *Handler) ArenaVote(c *fiber.Ctx) error {
 		PairID int64  `json:"pair_id"`
 		Choice string `json:"choice"`
 		Reason string `json:"reason"`
+		Name   string `json:"name"` // a public link's voter, optional
 	}
 	if err := c.BodyParser(&in); err != nil {
-		return &Problem{Status: fiber.StatusBadRequest, Message: `Send {"pair_id", "choice", "reason"} as JSON.`}
+		return &Problem{Status: fiber.StatusBadRequest, Message: `Send {"pair_id", "choice", "reason", "name"} as JSON.`}
 	}
 	fe := map[string]string{}
 	switch in.Choice {
@@ -423,6 +428,10 @@ func (h *Handler) ArenaVote(c *fiber.Ctx) error {
 	in.Reason = strings.TrimSpace(in.Reason)
 	if utf8.RuneCountInString(in.Reason) > 1000 {
 		fe["reason"] = "A reason is at most 1,000 characters."
+	}
+	in.Name = strings.TrimSpace(in.Name)
+	if utf8.RuneCountInString(in.Name) > arenaVoterName || strings.ContainsFunc(in.Name, unicode.IsControl) {
+		fe["name"] = fmt.Sprintf("A name is at most %d characters, on one line.", arenaVoterName)
 	}
 	if len(fe) > 0 {
 		return invalid("The vote was not counted: fix the fields marked.", fe)
@@ -435,6 +444,12 @@ func (h *Handler) ArenaVote(c *fiber.Ctx) error {
 		return &Problem{Status: fiber.StatusConflict, Message: "You have voted on this pair already."}
 	case err != nil:
 		return err
+	}
+	// A team link's voter is their account, named already; a refused vote names no one.
+	if in.Name != "" && a.Audience != db.ShareTeam {
+		if err := h.store.EnsureVoter(ctx(c), a.ID, voter, 0, in.Name); err != nil {
+			return err
+		}
 	}
 	cs, err := h.store.ArenaContestants(ctx(c), a.ID)
 	if err != nil {

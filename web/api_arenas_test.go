@@ -82,9 +82,12 @@ func TestArenaBlindVotesCountedOnceAndRanked(t *testing.T) {
 	tok := admin.makeToken("ci", "write", nil).Token
 	a := srv.apiCall(t, "POST", "/api/v1/arenas", tok, map[string]any{
 		"name": "Which tone", "audience": "public", "mode": "pregenerated",
-		"contestants": []any{contestant("Aurora", "sim-fast", nil), contestant("Borealis", "sim-reasoning", nil), contestant("Cirrus", "sim-fast", map[string]any{"temperature": 1.5})},
-		"prompts":     map[string]any{"list": []string{"Tell me about glaciers", "Tell me about rivers"}},
-		"mask_terms":  []string{"Nimbus"},
+		// Long answers: the simulator names itself at the start and the end.
+		"contestants": []any{contestant("Aurora", "sim-fast", map[string]any{"max_tokens": 400, "min_tokens": 300}),
+			contestant("Borealis", "sim-reasoning", map[string]any{"max_tokens": 400, "min_tokens": 300}),
+			contestant("Cirrus", "sim-fast", map[string]any{"temperature": 1.5, "max_tokens": 400, "min_tokens": 300})},
+		"prompts":    map[string]any{"list": []string{"Tell me about glaciers", "Tell me about rivers"}},
+		"mask_terms": []string{"Nimbus"},
 	})
 	if a.status != http.StatusCreated {
 		t.Fatalf("create: %d %s", a.status, a.body)

@@ -86,6 +86,7 @@ func routes(app *fiber.App, h *handlers.Handler, sessions *session.Manager, log 
 	// link needs no account and no CSRF token (its voter cookie is
 	// SameSite=Strict, so another site cannot vote as anyone); a team
 	// link needs a session (its cookie is not sent on another site's POST).
+	app.Get("/a/:token", sessions.Middleware, h.LoadUser, h.ShowVotePage)
 	app.Get("/a/:token/pair", sessions.Middleware, h.LoadUser, h.ArenaPair)
 	app.Post("/a/:token/vote", sessions.Middleware, h.LoadUser, h.ArenaVote)
 	app.Post("/a/:token/prompt", sessions.Middleware, h.LoadUser, h.ArenaPrompt)
