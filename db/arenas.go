@@ -564,3 +564,22 @@ func (s *Store) RefundArena(ctx context.Context, arena int64, usd float64) error
 	}
 	return nil
 }
+
+// ArenaVoterNames gives the names an arena's voters gave, by voter id
+// (those who gave none are left out).
+func (s *Store) ArenaVoterNames(ctx context.Context, arena int64) (map[string]string, error) {
+	rows, err := s.r.QueryContext(ctx, `SELECT id, name FROM arena_voters WHERE arena_id = ? AND name != ''`, arena)
+	if err != nil {
+		return nil, fmt.Errorf("db: unable to list the voters of arena %d: %w", arena, err)
+	}
+	defer rows.Close()
+	out := map[string]string{}
+	for rows.Next() {
+		var id, name string
+		if err := rows.Scan(&id, &name); err != nil {
+			return nil, fmt.Errorf("db: unable to list the voters of arena %d: %w", arena, err)
+		}
+		out[id] = name
+	}
+	return out, rows.Err()
+}

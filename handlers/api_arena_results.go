@@ -91,6 +91,10 @@ func (h *Handler) arenaResults(ctx context.Context, a db.Arena) (ArenaResults, e
 	if err != nil {
 		return ArenaResults{}, err
 	}
+	names, err := h.store.ArenaVoterNames(ctx, a.ID)
+	if err != nil {
+		return ArenaResults{}, err
+	}
 	outs := make([]arena.Outcome, 0, len(pairs))
 	perPrompt := map[int]*ArenaPromptVotes{}
 	perVoter := map[string]*ArenaVoterVotes{}
@@ -121,6 +125,9 @@ func (h *Handler) arenaResults(ctx context.Context, a db.Arena) (ArenaResults, e
 		if vv == nil {
 			voters = append(voters, p.Voter)
 			vv = &ArenaVoterVotes{Voter: "voter " + strconv.Itoa(len(voters))}
+			if n := names[p.Voter]; n != "" {
+				vv.Voter = n + " (voter " + strconv.Itoa(len(voters)) + ")"
+			}
 			perVoter[p.Voter] = vv
 		}
 		vv.Votes++

@@ -70,6 +70,10 @@ func TestArenaPageOpensForAnyoneAndGivesNothingAway(t *testing.T) {
 	if names := arenaVoterNames(t, srv, ar.ID); len(names) != 1 || names[0] != "Grace Hopper" {
 		t.Errorf("the voters' names kept: %q, want the one given, trimmed", names)
 	}
+	// The results name the voter as they named themselves.
+	if r := srv.apiCall(t, "GET", fmt.Sprintf("/api/v1/arenas/%d/results", ar.ID), tok, nil); !strings.Contains(r.body, `"voter":"Grace Hopper (voter 1)"`) {
+		t.Errorf("the results' voters: %s", r.body)
+	}
 
 	// Past its end, the page says voting has ended (410).
 	raw, err := sql.Open("sqlite", "file:"+srv.dbPath+"?_pragma=busy_timeout(5000)")
