@@ -438,10 +438,10 @@ CREATE TABLE experiment_ratings (
 ALTER TABLE runs ADD COLUMN experiment_id INTEGER;
 CREATE INDEX runs_experiment ON runs (experiment_id) WHERE experiment_id IS NOT NULL;
 `,
-	// 14: an experiment can be shared, read-only, as runs, comparisons
-	// and presets are: the shares table takes the kind 'experiment'
-	// (widenShareKinds rewrites its CHECK, which SQLite cannot alter), and
-	// an experiment's links go with it.
+	// 14: an experiment, and an arena's results, can be shared read-only
+	// as runs, comparisons and presets are: the shares table takes the
+	// kinds 'experiment' and 'arena' (widenShareKinds rewrites its CHECK,
+	// which SQLite cannot alter), and their links go with them.
 	`
 CREATE TRIGGER experiments_forget AFTER DELETE ON experiments BEGIN
 	DELETE FROM shares WHERE kind = 'experiment' AND target_id = old.id;
@@ -531,6 +531,9 @@ CREATE TABLE arena_pairs (
 );
 CREATE UNIQUE INDEX arena_pairs_once ON arena_pairs (arena_id, voter_id, prompt_idx, min(a, b), max(a, b));
 CREATE UNIQUE INDEX arena_pairs_open ON arena_pairs (arena_id, voter_id) WHERE voted_at IS NULL;
+CREATE TRIGGER arenas_forget AFTER DELETE ON arenas BEGIN
+	DELETE FROM shares WHERE kind = 'arena' AND target_id = old.id;
+END;
 CREATE INDEX arena_pairs_votes ON arena_pairs (arena_id, voted_at) WHERE voted_at IS NOT NULL;
 `,
 }

@@ -149,7 +149,7 @@ END`,
 // shareKinds is the CHECK on shares.kind before migration 14.
 const shareKinds = `kind IN ('run', 'group', 'preset')`
 
-// widenShareKinds lets shares name experiments: SQLite cannot alter a
+// widenShareKinds lets shares name experiments and arenas' results: SQLite cannot alter a
 // CHECK, so the table is made again with the wider one and its rows,
 // indexes and the triggers naming it kept.
 func widenShareKinds(ctx context.Context, tx *sql.Tx) error {
@@ -160,7 +160,7 @@ func widenShareKinds(ctx context.Context, tx *sql.Tx) error {
 	if !strings.Contains(create, shareKinds) {
 		return fmt.Errorf("unexpected definition of shares %q", create)
 	}
-	create = strings.Replace(create, shareKinds, `kind IN ('run', 'group', 'preset', 'experiment')`, 1)
+	create = strings.Replace(create, shareKinds, `kind IN ('run', 'group', 'preset', 'experiment', 'arena')`, 1)
 	triggers, err := schemaSQL(ctx, tx, `type = 'trigger'`)
 	if err != nil {
 		return err

@@ -15,6 +15,8 @@ const (
 	SharePreset = "preset" // a preset, opened read-only
 	// ShareExperiment is an experiment's results, read-only.
 	ShareExperiment = "experiment"
+	// ShareArena is an arena's results, read-only (never its voting link).
+	ShareArena = "arena"
 )
 
 // Share audiences: who may open a share link.
@@ -55,7 +57,7 @@ func scanShare(row interface{ Scan(...any) error }) (Share, error) {
 // target is not owner's. The token is stored as is, since the owner sees
 // the link again in the list of shares.
 func (s *Store) CreateShare(ctx context.Context, owner int64, kind string, target int64, audience string) (Share, error) {
-	if kind != ShareRun && kind != ShareGroup && kind != SharePreset && kind != ShareExperiment {
+	if kind != ShareRun && kind != ShareGroup && kind != SharePreset && kind != ShareExperiment && kind != ShareArena {
 		return Share{}, fmt.Errorf("db: unknown share kind %q", kind)
 	}
 	if audience != ShareTeam && audience != SharePublic {
@@ -71,6 +73,8 @@ func (s *Store) CreateShare(ctx context.Context, owner int64, kind string, targe
 		owns = `SELECT count(*) FROM presets WHERE id = ? AND owner_id = ?`
 	case ShareExperiment:
 		owns = `SELECT count(*) FROM experiments WHERE id = ? AND owner_id = ?`
+	case ShareArena:
+		owns = `SELECT count(*) FROM arenas WHERE id = ? AND owner_id = ?`
 	}
 	err := s.tx(ctx, func(tx *sql.Tx) error {
 		var n int
@@ -188,4 +192,21 @@ func (s *Store) SharedExperiment(ctx context.Context, token string) (Experiment,
 		return Experiment{}, Share{}, err
 	}
 	return e, sh, nil
+}
+
+// SharedArena loads the arena behind a live share token of its results.
+func (s *Store) SharedArena(ctx context.Context, token string) (Arena, Share, error) {
+	sh, err := scanShare(s.r.QueryRowContext(ctx,
+		`SELECT `+shareColumns+` FROM shares WHERE token = ? AND kind = ? AND revoked_at IS NULL`, token, ShareArena))
+	if errors.Is(err, sql.ErrNoRows) {
+		return Arena{}, Share{}, ErrNotFound
+	}
+	if err != nil {
+		return Arena{}, Share{}, fmt.Errorf("db: unable to load a share: %w", err)
+	}
+	a, err := s.Arena(ctx, sh.TargetID)
+	if err != nil {
+		return Arena{}, Share{}, err
+	}
+	return a, sh, nil
 }

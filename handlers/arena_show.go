@@ -28,16 +28,40 @@ func (h *Handler) ShowArenaPage(c *fiber.Ctx) error {
 	} else if err != nil {
 		return err
 	}
-	d, err := h.arenaDetail(ctx(c), a)
+	v, err := h.arenaView(c, a, h.page(c, a.Name, "arenas"))
 	if err != nil {
 		return err
+	}
+	v.CanRevoke = a.OwnerID == u.ID || u.IsAdmin()
+	if a.OwnerID == u.ID {
+		shares, err := h.store.Shares(ctx(c), u.ID, db.ShareArena, a.ID)
+		if err != nil {
+			return err
+		}
+		box := views.ShareBox{Action: "/arenas/" + strconv.FormatInt(a.ID, 10) + "/shares", What: "arena's results", CSRF: v.Page.CSRF}
+		for _, sh := range shares {
+			box.Shares = append(box.Shares, shareRow(c, sh))
+		}
+		v.Share = &box
+	}
+	if a.Status == db.ArenaPreparing {
+		c.Set("Refresh", "3")
+	}
+	return Render(c, fiber.StatusOK, views.ArenaPage(v))
+}
+
+// arenaView lays an arena and its results out for its page.
+func (h *Handler) arenaView(c *fiber.Ctx, a db.Arena, page views.Page) (views.ArenaView, error) {
+	d, err := h.arenaDetail(ctx(c), a)
+	if err != nil {
+		return views.ArenaView{}, err
 	}
 	r, err := h.arenaResults(ctx(c), a)
 	if err != nil {
-		return err
+		return views.ArenaView{}, err
 	}
-	v := views.ArenaView{Page: h.page(c, a.Name, "arenas"), ID: a.ID, Name: a.Name, Owner: a.OwnerName, Status: a.Status, Error: a.Error,
-		Audience: a.Audience, Mode: a.Mode, Link: c.BaseURL() + d.Link, Revoked: d.Revoked, CanRevoke: a.OwnerID == u.ID || u.IsAdmin(),
+	v := views.ArenaView{Page: page, ID: a.ID, Name: a.Name, Owner: a.OwnerName, Status: a.Status, Error: a.Error,
+		Audience: a.Audience, Mode: a.Mode, Link: c.BaseURL() + d.Link, Revoked: d.Revoked,
 		Answers: d.Answers.Done, Failed: d.Answers.Failed, Total: d.Answers.Total, Votes: r.Votes, Created: when(a.CreatedAt),
 		Prompts: arenaPromptsText(d.PromptsKind, d.Prompts), Spend: arenaSpend(d), CSV: fmt.Sprintf("/api/v1/arenas/%d/votes.csv", a.ID)}
 	if d.EndsAt != nil {
@@ -47,10 +71,62 @@ func (h *Handler) ShowArenaPage(c *fiber.Ctx) error {
 		v.Contestants = append(v.Contestants, views.ArenaContestantRow{Name: x.Name, Provider: x.Provider, Model: x.Model})
 	}
 	arenaRanking(&v, r)
-	if a.Status == db.ArenaPreparing {
-		c.Set("Refresh", "3")
+	return v, nil
+}
+
+// ShowSharedArena shows an arena's results behind a share link,
+// read-only: the ranking and its tables, never the voting link (a reader
+// of the results must not vote through it), the votes' download or a
+// revoke. A team link needs a signed-in member.
+func (h *Handler) ShowSharedArena(c *fiber.Ctx) error {
+	notFound := fiber.NewError(fiber.StatusNotFound, "This link does not open anything: it is unknown or was revoked.")
+	token := c.Params("token")
+	if len(token) > 64 {
+		return notFound
 	}
+	a, share, err := h.store.SharedArena(ctx(c), token)
+	if errors.Is(err, db.ErrNotFound) {
+		return notFound
+	} else if err != nil {
+		return err
+	}
+	if _, signedIn := CurrentUser(c); share.Audience == db.ShareTeam && !signedIn {
+		return c.Redirect("/login?next="+c.OriginalURL(), fiber.StatusSeeOther)
+	}
+	v, err := h.arenaView(c, a, h.page(c, a.Name, ""))
+	if err != nil {
+		return err
+	}
+	v.Shared, v.Link, v.CSV = true, "", ""
+	c.Set("Cache-Control", "private, no-store")
 	return Render(c, fiber.StatusOK, views.ArenaPage(v))
+}
+
+// CreateArenaShare makes a read-only link to an arena's results: its
+// owner's to make.
+func (h *Handler) CreateArenaShare(c *fiber.Ctx) error {
+	u, _ := CurrentUser(c)
+	id, err := pathID(c, "arena")
+	if err != nil {
+		return err
+	}
+	a, err := h.store.Arena(ctx(c), id)
+	if err != nil {
+		return err
+	}
+	back := "/arenas/" + strconv.FormatInt(a.ID, 10)
+	if a.OwnerID != u.ID {
+		return fiber.NewError(fiber.StatusForbidden, "Only its owner can share this arena's results.")
+	}
+	audience, ok := shareAudience(c)
+	if !ok {
+		return refuseShare(c, back)
+	}
+	sh, err := h.store.CreateShare(ctx(c), u.ID, db.ShareArena, a.ID, audience)
+	if err != nil {
+		return err
+	}
+	return answerShare(c, sh, back)
 }
 
 // arenaRanking lays the results out for the page: the ranking with each

@@ -11,7 +11,7 @@ import (
 )
 
 // sharePrefix is where each kind of share link opens.
-var sharePrefix = map[string]string{db.ShareRun: "/s/", db.SharePreset: "/p/", db.ShareGroup: "/g/", db.ShareExperiment: "/e/"}
+var sharePrefix = map[string]string{db.ShareRun: "/s/", db.SharePreset: "/p/", db.ShareGroup: "/g/", db.ShareExperiment: "/e/", db.ShareArena: "/r/"}
 
 // wantsJSON reports whether a page script made the request: its answer is
 // JSON, where a plain form post gets a redirect back.

@@ -353,3 +353,45 @@ func TestArenaLiveAnswerIsMadeOnceForVotersAtOnce(t *testing.T) {
 		t.Errorf("the budget counted %d calls", ar.Calls)
 	}
 }
+
+func TestArenaResultsSharedReadOnlyWithoutTheVotingLink(t *testing.T) {
+	t.Parallel()
+	srv, admin := newTeam(t)
+	tok := admin.makeToken("ci", "write", nil).Token
+	a := srv.apiCall(t, "POST", "/api/v1/arenas", tok, map[string]any{"name": "Shared results", "audience": "public", "mode": "pregenerated",
+		"contestants": []any{contestant("Aurora", "sim-fast", nil), contestant("Borealis", "sim-fast", map[string]any{"temperature": 1.2})},
+		"prompts":     map[string]any{"list": []string{"Hello"}}})
+	var ar arenaAPI
+	a.json(t, &ar)
+	srv.waitArenaReady(t, tok, ar.ID)
+	v := voter{srv.newClient(t)}
+	_, p := v.pair(t, ar.Link)
+	v.vote(t, ar.Link, fmt.Sprintf(`{"pair_id":%v,"choice":"a"}`, p["pair_id"]))
+
+	r, out := admin.jsonPost(fmt.Sprintf("/arenas/%d/shares", ar.ID), `{"audience":"public"}`)
+	link := fmt.Sprint(out["url"])
+	if r.status != http.StatusCreated || !strings.HasPrefix(link, "/r/") {
+		t.Fatalf("share: %d %s", r.status, r.body)
+	}
+	page := srv.newClient(t).get(link)
+	token := strings.TrimPrefix(ar.Link, "/a/")
+	if page.status != http.StatusOK || !page.has("Shared by admin") || !page.has("Aurora") || !page.has("Borealis") ||
+		page.has(token) || page.has("votes.csv") || page.has("arena-revoke") {
+		t.Errorf("the shared results: %d (voting link shown: %v)", page.status, page.has(token))
+	}
+	bob := admin.addMember("bob")
+	if r, _ := bob.jsonPost(fmt.Sprintf("/arenas/%d/shares", ar.ID), `{"audience":"public"}`); r.status != http.StatusForbidden {
+		t.Errorf("bob shares the admin's arena: %d", r.status)
+	}
+	admin.jsonPost(fmt.Sprint(out["revoke"]), `{}`)
+	if got := srv.newClient(t).get(link); got.status != http.StatusNotFound {
+		t.Errorf("a revoked results link: %d", got.status)
+	}
+	_, out = admin.jsonPost(fmt.Sprintf("/arenas/%d/shares", ar.ID), `{"audience":"team"}`)
+	if got := srv.newClient(t).get(fmt.Sprint(out["url"])); got.status != http.StatusSeeOther {
+		t.Errorf("a team results link signed out: %d", got.status)
+	}
+	if got := bob.get(fmt.Sprint(out["url"])); got.status != http.StatusOK {
+		t.Errorf("a team results link for bob: %d", got.status)
+	}
+}

@@ -85,7 +85,7 @@ func requestLog(log *slog.Logger) fiber.Handler {
 // links (/s/:token), whose paths are credentials, the path otherwise.
 func logPath(c *fiber.Ctx) string {
 	p := c.Path()
-	for _, prefix := range []string{"/s/", "/p/", "/g/", "/e/", "/a/", "/reset/"} {
+	for _, prefix := range []string{"/s/", "/p/", "/g/", "/e/", "/a/", "/r/", "/reset/"} {
 		if strings.HasPrefix(p, prefix) {
 			return prefix + ":token" + tail(p[len(prefix):])
 		}

@@ -110,6 +110,7 @@ func routes(app *fiber.App, h *handlers.Handler, sessions *session.Manager, log 
 	app.Get("/g/:token", h.ShowSharedGroup)
 	app.Get("/g/:token/replay", h.ReplaySharedGroup)
 	app.Get("/e/:token", h.ShowSharedExperiment)
+	app.Get("/r/:token", h.ShowSharedArena)
 
 	// The API's documentation, for anyone; signed in, with Try it.
 	app.Get("/api", h.ShowAPIDocsPage(api.OpenAPI(), APIPrefix+"/openapi.json"))
@@ -209,6 +210,7 @@ func routes(app *fiber.App, h *handlers.Handler, sessions *session.Manager, log 
 	app.Get("/arenas/new", h.ShowNewArenaPage)
 	app.Post("/arenas", h.CreateArena)
 	app.Get("/arenas/:id", h.ShowArenaPage)
+	app.Post("/arenas/:id/shares", h.CreateArenaShare)
 	app.Post("/arenas/:id/revoke", h.RevokeArena)
 
 	// Settings: personal keys, the account, API tokens.
