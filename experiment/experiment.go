@@ -337,43 +337,46 @@ func (j *job) work() error {
 	if err != nil {
 		return err
 	}
-	perProvider := map[string]chan struct{}{}
-	for _, v := range j.variants {
-		if perProvider[v.spec.Provider] == nil {
-			perProvider[v.spec.Provider] = make(chan struct{}, max(1, j.e.Concurrency))
-		}
-	}
-	queue := make(chan db.Cell)
-	var wg sync.WaitGroup
-	for range max(1, j.e.Concurrency) * len(perProvider) {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for c := range queue {
-				if c.Variant < 0 || c.Variant >= len(j.variants) {
-					continue
-				}
-				sem := perProvider[j.variants[c.Variant].spec.Provider]
-				select {
-				case sem <- struct{}{}:
-				case <-j.ctx.Done():
-					continue
-				}
-				j.cell(c)
-				<-sem
-			}
-		}()
-	}
+	// One queue and one pool of workers per provider, each fed its own
+	// cells in row order: a slow provider holds its own workers only,
+	// never the others'.
+	byProvider := map[string][]db.Cell{}
+	var order []string
 	for _, c := range cells {
-		select {
-		case queue <- c:
-		case <-j.ctx.Done():
+		if c.Variant < 0 || c.Variant >= len(j.variants) {
+			continue
 		}
-		if j.ctx.Err() != nil {
-			break
+		p := j.variants[c.Variant].spec.Provider
+		if _, ok := byProvider[p]; !ok {
+			order = append(order, p)
 		}
+		byProvider[p] = append(byProvider[p], c)
 	}
-	close(queue)
+	var wg sync.WaitGroup
+	for _, p := range order {
+		queue := make(chan db.Cell)
+		for range max(1, j.e.Concurrency) {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for c := range queue {
+					j.cell(c)
+				}
+			}()
+		}
+		wg.Add(1)
+		go func(cells []db.Cell) {
+			defer wg.Done()
+			defer close(queue)
+			for _, c := range cells {
+				select {
+				case queue <- c:
+				case <-j.ctx.Done():
+					return
+				}
+			}
+		}(byProvider[p])
+	}
 	wg.Wait()
 	return nil
 }

@@ -29,9 +29,11 @@ type ExperimentComparison struct {
 	Other    ComparedSide  `json:"other"`
 	Matched  int           `json:"matched" doc:"Cells found in both (same dataset row and repeat)."`
 	Graders  []GraderDelta `json:"graders" nullable:"false" doc:"The graders both experiments have (the same JSON)."`
-	Changes  []CellChange  `json:"changes" nullable:"false" doc:"Cells whose verdict changed: pass to fail first, then fail to pass, then grading errors."`
-	Latency  *float64      `json:"p50_latency_delta_ms" doc:"Other's median latency minus the baseline's."`
-	Cost     float64       `json:"cost_delta_usd"`
+	Changes  []CellChange  `json:"changes" nullable:"false" doc:"Cells whose verdict changed: pass to fail first, then fail to pass, then grading errors; at most 1,000."`
+	// ChangesTotal counts every changed cell, past the first 1,000 too.
+	ChangesTotal int      `json:"changes_total" doc:"How many cells changed, those past the first 1,000 included."`
+	Latency      *float64 `json:"p50_latency_delta_ms" doc:"Other's median latency minus the baseline's."`
+	Cost         float64  `json:"cost_delta_usd"`
 }
 
 // ComparedSide names an experiment's variant in a comparison.
@@ -71,6 +73,10 @@ type CellChange struct {
 type CompareExperimentsOutput struct {
 	Body ExperimentComparison
 }
+
+// compareMaxChanges bounds the changed cells a comparison answers, each
+// with both outputs.
+const compareMaxChanges = 1000
 
 // compareMaxCells bounds the cells a comparison reads of each side.
 const compareMaxCells = ExperimentMaxCells
@@ -227,6 +233,10 @@ func (h *Handler) compareExperiments(ctx context.Context, in CompareExperimentsI
 	out.Graders = append(out.Graders, deltas...)
 	order := map[string]int{"regressed": 0, "fixed": 1, "error": 2}
 	slices.SortStableFunc(out.Changes, func(x, y CellChange) int { return order[x.Change] - order[y.Change] })
+	out.ChangesTotal = len(out.Changes)
+	if len(out.Changes) > compareMaxChanges {
+		out.Changes = out.Changes[:compareMaxChanges]
+	}
 	if ap, ok := grade.P50(aLat); ok {
 		if bp, ok := grade.P50(bLat); ok {
 			d := bp - ap

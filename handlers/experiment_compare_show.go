@@ -98,9 +98,12 @@ func (h *Handler) ShowExperimentCompare(c *fiber.Ctx) error {
 		v.Latency = fmt.Sprintf("%+.0f ms", *cmp.Latency)
 	}
 	labels := map[string]string{"regressed": "passed, now fails", "fixed": "failed, now passes", "error": "graded on one side only"}
+	if cmp.ChangesTotal > len(cmp.Changes) {
+		v.More = cmp.ChangesTotal - len(cmp.Changes)
+	}
 	for i, ch := range cmp.Changes {
 		if i == compareShown {
-			v.More = len(cmp.Changes) - compareShown
+			v.More = cmp.ChangesTotal - compareShown
 			break
 		}
 		x := views.ExperimentChange{Grader: ch.Grader, Change: ch.Change, Label: labels[ch.Change], Row: ch.Row + 1,

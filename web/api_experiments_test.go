@@ -955,3 +955,64 @@ func TestAPIExperimentRepeatsAreIndependentSamples(t *testing.T) {
 		t.Errorf("distinct answers: unseeded %d, seeded %d", len(outs[0]), len(outs[1]))
 	}
 }
+
+// A slow provider holds its own workers only: the other provider's cells
+// all end while the slow one's first is still waiting.
+func TestAPIExperimentSlowProviderDoesNotHoldTheOthers(t *testing.T) {
+	t.Parallel()
+	gate := make(chan struct{})
+	handler := sim.NewHandler(sim.Options{TokensPerSecond: sim.NoPacing})
+	slow := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if strings.HasSuffix(r.URL.Path, "/completions") {
+			select {
+			case <-gate:
+			case <-r.Context().Done():
+				return
+			}
+		}
+		handler.ServeHTTP(w, r)
+	}))
+	t.Cleanup(slow.Close)
+	var once sync.Once
+	open := func() { once.Do(func() { close(gate) }) }
+	t.Cleanup(open)
+	srv, admin := newTeam(t)
+	if err := srv.store.CreateCustomProvider(context.Background(), db.CustomProvider{ID: "slow", Name: "Slow", BaseURL: slow.URL}, nil, ""); err != nil {
+		t.Fatal(err)
+	}
+	tok := admin.makeToken("ci", "write", nil).Token
+	ds := srv.makeDataset(t, "admin", 3)
+	variant := func(provider string) map[string]any {
+		return map[string]any{"provider": provider, "endpoint": "chat", "body": map[string]any{
+			"model": "sim-fast", "max_tokens": 5, "messages": []any{map[string]any{"role": "user", "content": "{{topic}}"}}}}
+	}
+	a := srv.apiCall(t, "POST", "/api/v1/experiments", tok, map[string]any{"name": "two speeds", "dataset": ds.ID, "concurrency": 1,
+		"variants": []any{variant("slow"), variant("sim")}})
+	if a.status != http.StatusCreated {
+		t.Fatalf("create: %d %s", a.status, a.body)
+	}
+	var e apiExperiment
+	a.json(t, &e)
+	// Every fast cell ends with the slow provider's first call held.
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		got, err := srv.store.Experiment(context.Background(), srv.userID(t, "admin"), e.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got.Finished == 3 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d cells ended while the slow provider waited; want the fast provider's 3", got.Finished)
+		}
+	}
+	for _, c := range srv.results(t, tok, e.ID) {
+		if (c.Variant == 1) != (c.Status == "done") {
+			t.Errorf("row %d variant %d is %s with the slow provider held", c.Row, c.Variant, c.Status)
+		}
+	}
+	open()
+	if _, status := srv.followExperiment(t, tok, e.Events); status != "done" {
+		t.Errorf("ended %q", status)
+	}
+}
