@@ -391,30 +391,10 @@ func arenaPromptText(s experiment.Setup) string {
 	_ = json.Unmarshal(filled.Body, &body)
 	for i := len(body.Messages) - 1; i >= 0; i-- {
 		if body.Messages[i].Role == "user" {
-			return contentOf(body.Messages[i].Content)
+			return contentText(body.Messages[i].Content)
 		}
 	}
 	var prompt string
 	_ = json.Unmarshal(body.Prompt, &prompt)
 	return prompt
-}
-
-// contentOf is a message's text: a string, or its text parts.
-func contentOf(raw json.RawMessage) string {
-	var s string
-	if json.Unmarshal(raw, &s) == nil {
-		return s
-	}
-	var parts []struct {
-		Type, Text string
-	}
-	_ = json.Unmarshal(raw, &parts)
-	var b strings.Builder
-	for _, p := range parts {
-		if p.Type == "text" {
-			b.WriteString(p.Text)
-			b.WriteString("\n")
-		}
-	}
-	return b.String()
 }

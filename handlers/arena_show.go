@@ -105,7 +105,6 @@ func (h *Handler) ShowSharedArena(c *fiber.Ctx) error {
 // CreateArenaShare makes a read-only link to an arena's results: its
 // owner's to make.
 func (h *Handler) CreateArenaShare(c *fiber.Ctx) error {
-	u, _ := CurrentUser(c)
 	id, err := pathID(c, "arena")
 	if err != nil {
 		return err
@@ -114,19 +113,7 @@ func (h *Handler) CreateArenaShare(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	back := "/arenas/" + strconv.FormatInt(a.ID, 10)
-	if a.OwnerID != u.ID {
-		return fiber.NewError(fiber.StatusForbidden, "Only its owner can share this arena's results.")
-	}
-	audience, ok := shareAudience(c)
-	if !ok {
-		return refuseShare(c, back)
-	}
-	sh, err := h.store.CreateShare(ctx(c), u.ID, db.ShareArena, a.ID, audience)
-	if err != nil {
-		return err
-	}
-	return answerShare(c, sh, back)
+	return h.shareOwned(c, db.ShareArena, a.ID, a.OwnerID, "/arenas/"+strconv.FormatInt(a.ID, 10), "Only its owner can share this arena's results.")
 }
 
 // arenaRanking lays the results out for the page: the ranking with each

@@ -191,19 +191,7 @@ func (h *Handler) CreateExperimentShare(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	back := "/experiments/" + strconv.FormatInt(e.ID, 10)
-	if e.OwnerID != u.ID {
-		return fiber.NewError(fiber.StatusForbidden, "Only its owner can share this experiment.")
-	}
-	audience, ok := shareAudience(c)
-	if !ok {
-		return refuseShare(c, back)
-	}
-	sh, err := h.store.CreateShare(ctx(c), u.ID, db.ShareExperiment, e.ID, audience)
-	if err != nil {
-		return err
-	}
-	return answerShare(c, sh, back)
+	return h.shareOwned(c, db.ShareExperiment, e.ID, e.OwnerID, "/experiments/"+strconv.FormatInt(e.ID, 10), "Only its owner can share this experiment.")
 }
 
 // ReportExperimentInput is GET /api/v1/experiments/{id}/report.

@@ -62,3 +62,22 @@ func answerShare(c *fiber.Ctx, sh db.Share, back string) error {
 func shareRow(c *fiber.Ctx, sh db.Share) views.ShareRow {
 	return views.ShareRow{ID: sh.ID, URL: c.BaseURL() + sharePrefix[sh.Kind] + sh.Token, Audience: sh.Audience, Created: day(sh.CreatedAt), Active: sh.Active()}
 }
+
+// shareOwned makes a read-only link of kind to target for the signed-in
+// user when they own it (ownerID), as the share box asks (audience), and
+// answers as answerShare does; refusal is the message for anyone else.
+func (h *Handler) shareOwned(c *fiber.Ctx, kind string, target, ownerID int64, back, refusal string) error {
+	u, _ := CurrentUser(c)
+	if ownerID != u.ID {
+		return fiber.NewError(fiber.StatusForbidden, refusal)
+	}
+	audience, ok := shareAudience(c)
+	if !ok {
+		return refuseShare(c, back)
+	}
+	sh, err := h.store.CreateShare(ctx(c), u.ID, kind, target, audience)
+	if err != nil {
+		return err
+	}
+	return answerShare(c, sh, back)
+}

@@ -188,21 +188,17 @@ func runCreatedResponse(api huma.API) *huma.Response {
 // (huma does not stream), to the document, with its error answer as the
 // registered operations have it.
 func documentRunEvents(api huma.API) {
-	doc := api.OpenAPI()
-	def := doc.Paths["/runs/{id}"].Get.Responses["default"]
-	doc.AddOperation(&huma.Operation{
+	documentByID(api, "/runs/{id}", "The run's id.", &huma.Operation{
 		OperationID: "stream-run-events", Method: http.MethodGet, Path: "/runs/{id}/events", Tags: []string{"Runs"},
 		Summary:     "A run's events as server-sent events, live or replayed",
 		Description: "The run's events (request, delta, metrics, error, done, rendered) as GET /runs/{id}/events gives them to the playground. Each event has an id; reconnect with Last-Event-ID (or ?after=N) to resume after it: the upstream call is never started again. A finished run is replayed from the database. 204 when the reader already had every event.",
 		Parameters: []*huma.Param{
-			{Name: "id", In: "path", Required: true, Description: "The run's id.", Schema: &huma.Schema{Type: huma.TypeInteger, Format: "int64", Minimum: ptr(1.0)}},
 			{Name: "after", In: "query", Description: "Resume after this event id.", Schema: &huma.Schema{Type: huma.TypeInteger}},
 			{Name: "Last-Event-ID", In: "header", Description: "Resume after this event id, as EventSource sends it.", Schema: &huma.Schema{Type: huma.TypeString}},
 		},
 		Responses: map[string]*huma.Response{
-			"200":     {Description: "The event stream; it ends after the run's done event.", Content: map[string]*huma.MediaType{"text/event-stream": {Schema: &huma.Schema{Type: huma.TypeString}}}},
-			"204":     {Description: "The reader already had every event."},
-			"default": def,
+			"200": {Description: "The event stream; it ends after the run's done event.", Content: map[string]*huma.MediaType{"text/event-stream": {Schema: &huma.Schema{Type: huma.TypeString}}}},
+			"204": {Description: "The reader already had every event."},
 		},
 	})
 }
@@ -224,20 +220,16 @@ func documentPresetFile(api huma.API) {
 // documentExperimentEvents adds GET /experiments/{id}/events, a plain
 // Fiber route, to the document.
 func documentExperimentEvents(api huma.API) {
-	doc := api.OpenAPI()
-	def := doc.Paths["/experiments/{id}"].Get.Responses["default"]
-	doc.AddOperation(&huma.Operation{
+	documentByID(api, "/experiments/{id}", "The experiment's id.", &huma.Operation{
 		OperationID: "stream-experiment-events", Method: http.MethodGet, Path: "/experiments/{id}/events", Tags: []string{"Experiments"},
 		Summary:     "An experiment's events as server-sent events: one connection for the whole grid",
 		Description: "A cell event as each cell ends ({seq, kind: \"cell\", cell: {id, variant, row, repeat, status, output, grades, latency_ms, tokens, cost_usd, error}, progress: {done, total, failed, elapsed_ms, cells_per_s, remaining_ms, spent_usd}}), then end ({status, error}). Each event has an id; reconnect with Last-Event-ID (or ?after=N) to resume after it. A reader too far behind gets reset first: reload the results. An experiment that has ended answers its end event at once.",
 		Parameters: []*huma.Param{
-			{Name: "id", In: "path", Required: true, Description: "The experiment's id.", Schema: &huma.Schema{Type: huma.TypeInteger, Format: "int64", Minimum: ptr(1.0)}},
 			{Name: "after", In: "query", Description: "Resume after this event id.", Schema: &huma.Schema{Type: huma.TypeInteger}},
 			{Name: "Last-Event-ID", In: "header", Description: "Resume after this event id, as EventSource sends it.", Schema: &huma.Schema{Type: huma.TypeString}},
 		},
 		Responses: map[string]*huma.Response{
-			"200":     {Description: "The event stream; it ends after the end event.", Content: map[string]*huma.MediaType{"text/event-stream": {Schema: &huma.Schema{Type: huma.TypeString}}}},
-			"default": def,
+			"200": {Description: "The event stream; it ends after the end event.", Content: map[string]*huma.MediaType{"text/event-stream": {Schema: &huma.Schema{Type: huma.TypeString}}}},
 		},
 	})
 }
@@ -245,14 +237,11 @@ func documentExperimentEvents(api huma.API) {
 // documentExperimentExport adds GET /experiments/{id}/export, a plain
 // Fiber route that streams its download, to the document.
 func documentExperimentExport(api huma.API) {
-	doc := api.OpenAPI()
-	def := doc.Paths["/experiments/{id}"].Get.Responses["default"]
-	doc.AddOperation(&huma.Operation{
+	documentByID(api, "/experiments/{id}", "The experiment's id.", &huma.Operation{
 		OperationID: "export-experiment", Method: http.MethodGet, Path: "/experiments/{id}/export", Tags: []string{"Experiments"},
 		Summary:     "Download an experiment's results as CSV or JSON Lines",
 		Description: "Every cell with its row's values, output, measurements, grades and ratings. CSV has a column per variable and three per grader (pass, score, reason); values a spreadsheet could run as formulas start with '. JSON Lines has a cell a line, as the results give it.",
 		Parameters: []*huma.Param{
-			{Name: "id", In: "path", Required: true, Description: "The experiment's id.", Schema: &huma.Schema{Type: huma.TypeInteger, Format: "int64", Minimum: ptr(1.0)}},
 			{Name: "format", In: "query", Description: "csv (the default) or jsonl.", Schema: &huma.Schema{Type: huma.TypeString, Enum: []any{"csv", "jsonl"}}},
 		},
 		Responses: map[string]*huma.Response{
@@ -260,7 +249,6 @@ func documentExperimentExport(api huma.API) {
 				"text/csv":             {Schema: &huma.Schema{Type: huma.TypeString}},
 				"application/x-ndjson": {Schema: &huma.Schema{Type: huma.TypeString}},
 			}},
-			"default": def,
 		},
 	})
 }
@@ -268,17 +256,23 @@ func documentExperimentExport(api huma.API) {
 // documentArenaVotes adds GET /arenas/{id}/votes.csv, a plain Fiber
 // route, to the document.
 func documentArenaVotes(api huma.API) {
-	doc := api.OpenAPI()
-	def := doc.Paths["/arenas/{id}"].Get.Responses["default"]
-	doc.AddOperation(&huma.Operation{
+	documentByID(api, "/arenas/{id}", "The arena's id.", &huma.Operation{
 		OperationID: "export-arena-votes", Method: http.MethodGet, Path: "/arenas/{id}/votes.csv", Tags: []string{"Arenas"},
 		Summary: "Every vote of an arena as CSV: when, which voter (by number), the prompt, the two contestants as shown, the choice, the winner and the reason",
-		Parameters: []*huma.Param{
-			{Name: "id", In: "path", Required: true, Description: "The arena's id.", Schema: &huma.Schema{Type: huma.TypeInteger, Format: "int64", Minimum: ptr(1.0)}},
-		},
 		Responses: map[string]*huma.Response{
-			"200":     {Description: "The votes.", Content: map[string]*huma.MediaType{"text/csv": {Schema: &huma.Schema{Type: huma.TypeString}}}},
-			"default": def,
+			"200": {Description: "The votes.", Content: map[string]*huma.MediaType{"text/csv": {Schema: &huma.Schema{Type: huma.TypeString}}}},
 		},
 	})
+}
+
+// documentByID adds to the document a plain Fiber route that huma cannot
+// serve (an event stream, a download) under a registered operation's
+// path (like, a GET), taking its id path parameter (idDoc) and its error
+// answer, as the registered operations have them.
+func documentByID(api huma.API, like, idDoc string, op *huma.Operation) {
+	doc := api.OpenAPI()
+	id := &huma.Param{Name: "id", In: "path", Required: true, Description: idDoc, Schema: &huma.Schema{Type: huma.TypeInteger, Format: "int64", Minimum: ptr(1.0)}}
+	op.Parameters = append([]*huma.Param{id}, op.Parameters...)
+	op.Responses["default"] = doc.Paths[like].Get.Responses["default"]
+	doc.AddOperation(op)
 }
