@@ -73,16 +73,24 @@ func (h *Handler) ImportAPIDataset(c *fiber.Ctx) error {
 // owner's, whole or not at all: what is wrong with the name or the file
 // comes back as field errors ("file": "line 3, column 7: …").
 func (h *Handler) importDataset(ctx context.Context, owner int64, name, desc, vis, fileName string, r io.Reader) (db.Dataset, field.Errors, error) {
+	return h.newDataset(ctx, owner, name, desc, vis, func() (dataset.Table, error) { return readDatasetFile(fileName, r) })
+}
+
+// newDataset checks a new dataset's name and the rows read, and saves
+// it, whole or not at all: the upload of the API and of the page, and a
+// paste. A problem with the rows is a field error "file" naming its line
+// and column.
+func (h *Handler) newDataset(ctx context.Context, owner int64, name, desc, vis string, read func() (dataset.Table, error)) (db.Dataset, field.Errors, error) {
 	name, desc, fe := datasetFields(name, desc, vis)
-	if !fe.Empty() {
-		return db.Dataset{}, fe, nil
-	}
-	t, err := readDatasetFile(fileName, r)
+	t, err := read()
 	var de *dataset.Error
 	if errors.As(err, &de) {
-		return db.Dataset{}, field.Errors{"file": de.Error()}, nil
+		fe.Add("file", de.Error())
 	} else if err != nil {
 		return db.Dataset{}, nil, err
+	}
+	if !fe.Empty() {
+		return db.Dataset{}, fe, nil
 	}
 	d, err := h.store.CreateDataset(ctx, db.Dataset{OwnerID: owner, Name: name, Description: desc, Visibility: vis, Columns: t.Columns}, tableRows(t))
 	return d, nil, err

@@ -1,7 +1,6 @@
 package handlers
 
 import (
-	"errors"
 	"fmt"
 	"strings"
 
@@ -27,38 +26,36 @@ func (h *Handler) CreateDataset(c *fiber.Ctx) error {
 	if v.Team {
 		vis = db.PresetTeam
 	}
-	name, desc, fe := datasetFields(v.Name, v.Description, vis)
-	var t dataset.Table
-	var err error
+	var read func() (dataset.Table, error)
 	fh, ferr := c.FormFile("file")
 	switch {
 	case ferr == nil && fh.Size > 0:
-		f, oerr := fh.Open()
-		if oerr != nil {
-			return oerr
+		f, err := fh.Open()
+		if err != nil {
+			return err
 		}
 		defer f.Close()
-		t, err = readDatasetFile(fh.Filename, f)
+		read = func() (dataset.Table, error) { return readDatasetFile(fh.Filename, f) }
 	case strings.TrimSpace(v.Text) != "":
-		t, err = dataset.ReadPasted(v.Text, dataset.DefaultLimits)
-	default:
-		fe.Add("file", "Choose a file or paste rows.")
-	}
-	var de *dataset.Error
-	if errors.As(err, &de) {
-		fe.Add("file", "Nothing was imported: "+de.Error())
-	} else if err != nil {
-		return err
+		read = func() (dataset.Table, error) { return dataset.ReadPasted(v.Text, dataset.DefaultLimits) }
 	}
 	if len(v.Text) > maxEchoed {
 		v.Text = ""
 	}
-	if !fe.Empty() {
+	if read == nil {
+		_, _, fe := datasetFields(v.Name, v.Description, vis)
+		fe.Add("file", "Choose a file or paste rows.")
 		return h.renderNewDataset(c, v, fe)
 	}
-	d, err := h.store.CreateDataset(ctx(c), db.Dataset{OwnerID: u.ID, Name: name, Description: desc, Visibility: vis, Columns: t.Columns}, tableRows(t))
+	d, fe, err := h.newDataset(ctx(c), u.ID, v.Name, v.Description, vis, read)
 	if err != nil {
 		return err
+	}
+	if msg := fe["file"]; msg != "" {
+		fe["file"] = "Nothing was imported: " + msg
+	}
+	if !fe.Empty() {
+		return h.renderNewDataset(c, v, fe)
 	}
 	return redirectWith(c, datasetPath(d.ID), fmt.Sprintf("Created the dataset %s with %s.", d.Name, rowsText(d.Rows)))
 }
