@@ -6,10 +6,12 @@ package web_test
 // links and bad input.
 
 import (
+	"bytes"
 	"context"
 	"encoding/csv"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -393,5 +395,50 @@ func TestArenaResultsSharedReadOnlyWithoutTheVotingLink(t *testing.T) {
 	}
 	if got := bob.get(fmt.Sprint(out["url"])); got.status != http.StatusOK {
 		t.Errorf("a team results link for bob: %d", got.status)
+	}
+}
+
+// An answer that cannot be made leaves its prompt out of the pairs; the
+// arena says how many failed.
+func TestArenaFailedAnswersLeaveTheirPromptOut(t *testing.T) {
+	t.Parallel()
+	handler := sim.NewHandler(sim.Options{TokensPerSecond: sim.NoPacing})
+	upstream := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		if strings.Contains(string(body), "rivers") {
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(http.StatusBadRequest)
+			io.WriteString(w, `{"message":"Bad prompt","type":"invalid_request_error","code":"wrong_api_format"}`)
+			return
+		}
+		r.Body = io.NopCloser(bytes.NewReader(body))
+		handler.ServeHTTP(w, r)
+	}))
+	t.Cleanup(upstream.Close)
+	srv, admin := newTeam(t, withSim(upstreamConfig(upstream)))
+	tok := admin.makeToken("ci", "write", nil).Token
+	a := srv.apiCall(t, "POST", "/api/v1/arenas", tok, map[string]any{"name": "Half", "audience": "public", "mode": "pregenerated",
+		"contestants": []any{contestant("Aurora", "sim-fast", nil), contestant("Borealis", "sim-fast", map[string]any{"temperature": 1.2})},
+		"prompts":     map[string]any{"list": []string{"Tell me about glaciers", "Tell me about rivers"}}})
+	var ar arenaAPI
+	a.json(t, &ar)
+	ar = srv.waitArenaReady(t, tok, ar.ID)
+	var d struct {
+		Status  string `json:"status"`
+		Error   string `json:"error"`
+		Answers struct{ Done, Failed int }
+	}
+	srv.apiCall(t, "GET", fmt.Sprintf("/api/v1/arenas/%d", ar.ID), tok, nil).json(t, &d)
+	if d.Status != "ready" || d.Answers.Done != 2 || d.Answers.Failed != 2 || !strings.Contains(d.Error, "2 answers could not be made") {
+		t.Fatalf("arena: %+v", d)
+	}
+	v := voter{srv.newClient(t)}
+	_, p := v.pair(t, ar.Link)
+	if p["prompt"] != "Tell me about glaciers" {
+		t.Errorf("the pair's prompt: %v", p["prompt"])
+	}
+	v.vote(t, ar.Link, fmt.Sprintf(`{"pair_id":%v,"choice":"a"}`, p["pair_id"]))
+	if r, _ := v.pair(t, ar.Link); r.status != http.StatusConflict {
+		t.Errorf("a pair on the prompt without answers: %d %s", r.status, r.body)
 	}
 }

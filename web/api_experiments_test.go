@@ -1016,3 +1016,51 @@ func TestAPIExperimentSlowProviderDoesNotHoldTheOthers(t *testing.T) {
 		t.Errorf("ended %q", status)
 	}
 }
+
+// A cell whose upstream keeps failing is tried a bounded number of times
+// and then marked failed with the provider's message; the rest go on.
+func TestAPIExperimentFailingCellIsMarkedWhileTheRestGoOn(t *testing.T) {
+	t.Parallel()
+	handler := sim.NewHandler(sim.Options{TokensPerSecond: sim.NoPacing})
+	var broken atomic.Int64
+	upstream := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		if strings.Contains(string(body), "river 1") {
+			broken.Add(1)
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(http.StatusInternalServerError)
+			io.WriteString(w, `{"message":"The model is overloaded","type":"server_error","code":"internal_server_error"}`)
+			return
+		}
+		r.Body = io.NopCloser(bytes.NewReader(body))
+		handler.ServeHTTP(w, r)
+	}))
+	t.Cleanup(upstream.Close)
+	srv, admin := newTeam(t, withSim(upstreamConfig(upstream)), withExperiments(experiment.Options{Backoff: time.Millisecond, MaxBackoff: 5 * time.Millisecond}))
+	tok := admin.makeToken("ci", "write", nil).Token
+	ds := srv.makeDataset(t, "admin", 3)
+	a := srv.apiCall(t, "POST", "/api/v1/experiments", tok, map[string]any{"name": "one breaks", "dataset": ds.ID,
+		"variants": []any{map[string]any{"provider": "sim", "endpoint": "chat", "body": map[string]any{
+			"model": "sim-fast", "max_tokens": 5, "messages": []any{map[string]any{"role": "user", "content": "About {{topic}}"}}}}},
+		"graders": []any{map[string]any{"type": "length", "min": 1}}})
+	var e apiExperiment
+	a.json(t, &e)
+	if _, status := srv.followExperiment(t, tok, e.Events); status != "done" {
+		t.Fatalf("ended %q", status)
+	}
+	cells := srv.results(t, tok, e.ID)
+	for _, c := range cells {
+		switch {
+		case c.Row == 1 && (c.Status != "error" || c.Attempts != 4 || !strings.Contains(c.Error, "overloaded") || len(c.Grades) != 0):
+			t.Errorf("the broken row: %+v", c)
+		case c.Row != 1 && c.Status != "done":
+			t.Errorf("row %d: %s", c.Row, c.Status)
+		}
+	}
+	if n := broken.Load(); n != 4 {
+		t.Errorf("the broken row was sent %d times, want 4 attempts", n)
+	}
+	if e = srv.getExperiment(t, tok, e.ID); e.Progress.Failed != 1 || e.Aggregates[0].Errors != 1 {
+		t.Errorf("failed counts: %+v", e.Progress)
+	}
+}
