@@ -29,6 +29,7 @@ import (
 	"knobs/field"
 	"knobs/grade"
 	"knobs/llm"
+	"knobs/preset"
 	"knobs/runner"
 )
 
@@ -592,7 +593,7 @@ func (j *job) judge(g cellGrader, in grade.Input, cell Setup) (grade.Grade, int6
 	if vars == nil {
 		vars = map[string]string{}
 	}
-	maps.Copy(vars, grade.JudgeValues(PromptText(cell), in))
+	maps.Copy(vars, grade.JudgeValues(promptText(cell), in))
 	s.Variables, s.Experiment = vars, j.e.ID
 	started, fe, err := j.start(s)
 	if err != nil {
@@ -616,9 +617,12 @@ func (j *job) judge(g cellGrader, in grade.Input, cell Setup) (grade.Grade, int6
 	return gr, started.Run.ID, err
 }
 
-// PromptText is what a cell asked, as text: its messages' text, or its
-// prompt, filled in.
-func PromptText(s Setup) string {
+// promptTextMax bounds the filled body promptText reads.
+const promptTextMax = 16 << 20
+
+// promptText is what a cell asked, as text: its messages' text, or its
+// prompt, filled in as a run fills it (preset.Fill).
+func promptText(s Setup) string {
 	var body struct {
 		Messages []struct {
 			Role    string          `json:"role"`
@@ -626,7 +630,11 @@ func PromptText(s Setup) string {
 		} `json:"messages"`
 		Prompt json.RawMessage `json:"prompt"`
 	}
-	_ = json.Unmarshal(fill(s.Spec.Body, s.Variables), &body)
+	filled, _, err := preset.Fill(s.Spec, s.Variables, promptTextMax)
+	if err != nil {
+		filled = s.Spec // too large to fill: the template tells what was asked
+	}
+	_ = json.Unmarshal(filled.Body, &body)
 	var b strings.Builder
 	for _, m := range body.Messages {
 		var text string
@@ -647,18 +655,6 @@ func PromptText(s Setup) string {
 		b.WriteString(prompt)
 	}
 	return strings.TrimSpace(b.String())
-}
-
-// fill puts the values into a body's {{placeholders}} for promptText,
-// JSON-escaped as the runner's fill does; a body that does not take them
-// is read as it is.
-func fill(body json.RawMessage, vars map[string]string) []byte {
-	out := string(body)
-	for k, v := range vars {
-		enc, _ := json.Marshal(v)
-		out = strings.ReplaceAll(out, "{{"+k+"}}", string(enc[1:len(enc)-1]))
-	}
-	return []byte(out)
 }
 
 // finish stores a cell's ending and tells the experiment's listeners.
