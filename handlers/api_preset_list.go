@@ -1,6 +1,7 @@
 package handlers
 
 import (
+	"cmp"
 	"context"
 	"slices"
 	"strings"
@@ -37,7 +38,7 @@ func (h *Handler) ListAPIPresets(ctx context.Context, in *ListPresetsInput) (*Li
 	}
 	// A team's presets are few: they are read whole and paged by id, an
 	// order that a use of a preset does not change between pages.
-	slices.SortFunc(all, func(a, b db.Preset) int { return int(b.ID - a.ID) })
+	slices.SortFunc(all, func(a, b db.Preset) int { return cmp.Compare(b.ID, a.ID) })
 	rows := all[:0]
 	for _, p := range all {
 		if (before == 0 || p.ID < before) && len(rows) <= in.Limit {
