@@ -17,6 +17,7 @@ import (
 	"syscall"
 	"time"
 
+	"knobs/backup"
 	"knobs/cli"
 	"knobs/config"
 	"knobs/db"
@@ -119,6 +120,19 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 		return err
 	}
 	defer store.Close()
+	if cfg.Litestream {
+		if err := store.LeaveCheckpointsToLitestream(ctx); err != nil {
+			return err
+		}
+		log.Info("checkpoints are left to Litestream (KNOBS_LITESTREAM); without it running, the write-ahead log grows", "db", cfg.DBPath)
+	}
+	var backups *backup.Scheduler
+	if cfg.BackupDir != "" {
+		backups, err = backup.New(backup.Options{DB: cfg.DBPath, Dir: cfg.BackupDir, Every: cfg.BackupEvery, Keep: cfg.BackupKeep, Grace: 5 * time.Second, Log: log})
+		if err != nil {
+			return fmt.Errorf("KNOBS_BACKUP_DIR: %w", err)
+		}
+	}
 
 	if cfg.Secret == "" {
 		secret, created, err := store.SettingOrInit(ctx, db.SettingSecret, newSecret)
@@ -166,6 +180,18 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 		purgeExpiredRuns(purgeCtx, store, log, time.Hour)
 	}()
 	defer func() { stopPurge(); <-purged }()
+
+	// Scheduled backups run beside the server and, like the purge, end
+	// before the store closes; a backup in progress gets a few seconds.
+	if backups != nil {
+		backupCtx, stopBackups := context.WithCancel(ctx)
+		backedUp := make(chan struct{})
+		go func() {
+			defer close(backedUp)
+			backups.Run(backupCtx)
+		}()
+		defer func() { stopBackups(); <-backedUp }()
+	}
 
 	md := markdown.New()
 	runs := runner.New(store, log, runner.Options{

@@ -46,6 +46,15 @@ type Config struct {
 	// ReplayStreamsPerLink bounds the replays of one comparison streaming
 	// at once, from every address.
 	ReplayStreamsPerLink int
+	// BackupDir is where scheduled backups go; "" turns them off.
+	BackupDir string
+	// BackupEvery is the time between scheduled backups.
+	BackupEvery time.Duration
+	// BackupKeep is how many scheduled backups are kept.
+	BackupKeep int
+	// Litestream leaves checkpoints to Litestream (no automatic
+	// checkpoints by Knobs), for continuous replication beside it.
+	Litestream bool
 }
 
 // variable documents one environment variable for `knobs -h` and README.
@@ -155,6 +164,31 @@ var variables = []variable{
 		n, err := positive(v, "a number of streams, such as 50")
 		c.ReplayStreamsPerLink = n
 		return err
+	}},
+	{"KNOBS_BACKUP_DIR", "", "directory for scheduled online backups (knobs-<UTC time>.db, written while Knobs runs); unset: none", func(c *Config, v string) error {
+		c.BackupDir = strings.TrimSpace(v)
+		return nil
+	}},
+	{"KNOBS_BACKUP_EVERY", "6h", "time between scheduled backups, at least 1m (used when KNOBS_BACKUP_DIR is set)", func(c *Config, v string) error {
+		d, err := time.ParseDuration(strings.TrimSpace(v))
+		if err != nil || d < time.Minute {
+			return fmt.Errorf("want a duration of at least 1m, such as 6h or 24h, not %q", v)
+		}
+		c.BackupEvery = d
+		return nil
+	}},
+	{"KNOBS_BACKUP_KEEP", "7", "how many scheduled backups to keep; the oldest beyond it are removed", func(c *Config, v string) error {
+		n, err := positive(v, "a number of backups, such as 7")
+		c.BackupKeep = n
+		return err
+	}},
+	{"KNOBS_LITESTREAM", "false", "set true when Litestream replicates the database: Knobs then leaves checkpoints to Litestream", func(c *Config, v string) error {
+		b, err := strconv.ParseBool(v)
+		if err != nil {
+			return fmt.Errorf("want true or false, not %q", v)
+		}
+		c.Litestream = b
+		return nil
 	}},
 }
 

@@ -31,6 +31,8 @@ func TestDefaults(t *testing.T) {
 		ExportsPerUser:          2,
 		ReplayStreamsPerAddress: 4,
 		ReplayStreamsPerLink:    50,
+		BackupEvery:             6 * time.Hour,
+		BackupKeep:              7,
 	}
 	if c != want {
 		t.Errorf("defaults:\n got %+v\nwant %+v", c, want)
@@ -56,6 +58,10 @@ func TestLoadValues(t *testing.T) {
 		"KNOBS_EXPORTS_PER_USER":           "3",
 		"KNOBS_REPLAY_STREAMS_PER_ADDRESS": "5",
 		"KNOBS_REPLAY_STREAMS_PER_LINK":    "7",
+		"KNOBS_BACKUP_DIR":                 "/backups",
+		"KNOBS_BACKUP_EVERY":               "24h",
+		"KNOBS_BACKUP_KEEP":                "30",
+		"KNOBS_LITESTREAM":                 "true",
 	}))
 	if err != nil {
 		t.Fatal(err)
@@ -78,6 +84,10 @@ func TestLoadValues(t *testing.T) {
 		ExportsPerUser:          3,
 		ReplayStreamsPerAddress: 5,
 		ReplayStreamsPerLink:    7,
+		BackupDir:               "/backups",
+		BackupEvery:             24 * time.Hour,
+		BackupKeep:              30,
+		Litestream:              true,
 	}
 	if c != want {
 		t.Errorf("loaded:\n got %+v\nwant %+v", c, want)
@@ -107,6 +117,10 @@ func TestWrongValueNamesItsVariable(t *testing.T) {
 		{"KNOBS_EXPORTS_PER_USER", "0"},
 		{"KNOBS_REPLAY_STREAMS_PER_ADDRESS", "many"},
 		{"KNOBS_REPLAY_STREAMS_PER_LINK", "-1"},
+		{"KNOBS_BACKUP_EVERY", "6"},
+		{"KNOBS_BACKUP_EVERY", "30s"},
+		{"KNOBS_BACKUP_KEEP", "0"},
+		{"KNOBS_LITESTREAM", "yes please"},
 	} {
 		t.Run(tt.name+"="+tt.value, func(t *testing.T) {
 			_, err := config.Load(env(map[string]string{tt.name: tt.value}))
