@@ -1,7 +1,9 @@
 // Package cli is the knobs command's client side: `knobs run`, `knobs
 // presets`, `knobs token` talk to a Knobs server through its REST API
-// (KNOBS_URL, KNOBS_TOKEN), and `knobs backup` copies the database of a
-// running server. Main is the whole command, testable without os.Exit.
+// (KNOBS_URL, KNOBS_TOKEN); `knobs backup` copies the database of a
+// running server, `knobs restore` puts a backup in place of a stopped
+// one's, and `knobs health` asks a server whether it is up. Main is the
+// whole command, testable without os.Exit.
 package cli
 
 import (
@@ -35,6 +37,8 @@ var commands = []command{
 	{"token", "create, list or revoke personal API tokens", tokenCommand},
 	{"eval", "run an experiment from a file and fail when it misses a threshold or regresses: the CI gate", evalCommand},
 	{"backup", "write a consistent copy of the database (KNOBS_DB) while the server runs", backupCommand},
+	{"restore", "check a backup and put it in place of the database of a stopped server", restoreCommand},
+	{"health", "ask a server whether it is up (GET /healthz): exit 0 or 1, for HEALTHCHECK", healthCommand},
 }
 
 // env is what a command runs with: Main's arguments.

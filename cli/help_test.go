@@ -23,6 +23,8 @@ func TestHelpListsFlags(t *testing.T) {
 		{[]string{"token", "list", "-h"}, []string{"-url", "-token"}},
 		{[]string{"token", "revoke", "-h"}, []string{"-url", "-token"}},
 		{[]string{"backup", "-h"}, []string{"-db", "KNOBS_DB"}},
+		{[]string{"restore", "-h"}, []string{"-db", "-force", "KNOBS_DB", "before-restore", "integrity"}},
+		{[]string{"health", "--help"}, []string{"-timeout", "/healthz", "KNOBS_ADDR"}},
 	} {
 		var out, errOut strings.Builder
 		code := Main(t.Context(), tc.args, func(string) string { return "" }, strings.NewReader(""), &out, &errOut)
@@ -42,7 +44,7 @@ func TestHelpListsFlags(t *testing.T) {
 func TestUsageListsCommands(t *testing.T) {
 	var out strings.Builder
 	Usage(&out)
-	for _, c := range []string{"serve", "run", "presets", "token", "backup", "KNOBS_URL", "KNOBS_TOKEN"} {
+	for _, c := range []string{"serve", "run", "presets", "token", "backup", "restore", "health", "KNOBS_URL", "KNOBS_TOKEN"} {
 		if !strings.Contains(out.String(), c) {
 			t.Errorf("usage does not list %s:\n%s", c, out.String())
 		}
