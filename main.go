@@ -109,6 +109,15 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 		return err
 	}
 	log := slog.New(slog.NewTextHandler(stdout, nil))
+	// A backup directory Knobs cannot write to stops it before it opens
+	// the database.
+	var backups *backup.Scheduler
+	if cfg.BackupDir != "" {
+		backups, err = backup.New(backup.Options{DB: cfg.DBPath, Dir: cfg.BackupDir, Every: cfg.BackupEvery, Keep: cfg.BackupKeep, Grace: 5 * time.Second, Log: log})
+		if err != nil {
+			return fmt.Errorf("KNOBS_BACKUP_DIR: %w", err)
+		}
+	}
 
 	// The database is locked for this process first, so that a second
 	// Knobs on the same file stops before it touches anything.
@@ -125,13 +134,6 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 			return err
 		}
 		log.Info("checkpoints are left to Litestream (KNOBS_LITESTREAM); without it running, the write-ahead log grows", "db", cfg.DBPath)
-	}
-	var backups *backup.Scheduler
-	if cfg.BackupDir != "" {
-		backups, err = backup.New(backup.Options{DB: cfg.DBPath, Dir: cfg.BackupDir, Every: cfg.BackupEvery, Keep: cfg.BackupKeep, Grace: 5 * time.Second, Log: log})
-		if err != nil {
-			return fmt.Errorf("KNOBS_BACKUP_DIR: %w", err)
-		}
 	}
 
 	if cfg.Secret == "" {
