@@ -15,7 +15,7 @@ Writes a consistent copy of the Knobs database (KNOBS_DB) to the new file
 FILE, while the server runs and writes to it. The copy is checked with
 SQLite's integrity check before it takes FILE's name; an existing FILE is
 never replaced. Run it on the machine that has the database file. To
-restore, stop Knobs and put the copy in the database's place.`
+restore, stop Knobs and run knobs restore FILE.`
 
 func backupCommand(e *env, args []string) error {
 	const name = "knobs backup"
