@@ -121,10 +121,14 @@ func Restore(ctx context.Context, src, dst string, o RestoreOptions) (r Restored
 		r.Size = st.Size()
 	}
 	if !exists {
-		if err := os.Rename(tmp, dst); err != nil {
+		// A link fails where a Knobs started meanwhile made the file; a
+		// rename would replace it under that Knobs.
+		if err := os.Link(tmp, dst); err != nil {
 			return r, fmt.Errorf("db: unable to put the backup in place: %w", err)
 		}
-		return r, syncDir(filepath.Dir(dst))
+		os.Remove(tmp)
+		syncDir(filepath.Dir(dst))
+		return r, nil
 	}
 	if !o.Replace {
 		return r, fmt.Errorf("%w: %s", ErrWouldReplace, dst)
@@ -138,7 +142,8 @@ func Restore(ctx context.Context, src, dst string, o RestoreOptions) (r Restored
 		os.Remove(r.Kept)
 		return r, fmt.Errorf("db: unable to put the backup in place: %w", err)
 	}
-	return r, syncDir(filepath.Dir(dst))
+	syncDir(filepath.Dir(dst))
+	return r, nil
 }
 
 // copyBeside copies src to a new temporary file in dst's directory, where
@@ -270,13 +275,10 @@ func setAside(ctx context.Context, path, kept string) error {
 	return nil
 }
 
-// syncDir makes a rename in dir durable.
-func syncDir(dir string) error {
-	d, err := os.Open(dir)
-	if err != nil {
-		return nil
+// syncDir makes a rename in dir durable where the system allows it.
+func syncDir(dir string) {
+	if d, err := os.Open(dir); err == nil {
+		d.Sync()
+		d.Close()
 	}
-	defer d.Close()
-	d.Sync()
-	return nil
 }
