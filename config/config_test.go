@@ -31,6 +31,8 @@ func TestDefaults(t *testing.T) {
 		ExportsPerUser:          2,
 		ReplayStreamsPerAddress: 4,
 		ReplayStreamsPerLink:    50,
+		PasswordLogin:           true,
+		OIDC:                    config.OIDC{GroupsClaim: "groups", Name: "single sign-on", Scopes: "openid email profile"},
 	}
 	if c != want {
 		t.Errorf("defaults:\n got %+v\nwant %+v", c, want)
@@ -78,6 +80,8 @@ func TestLoadValues(t *testing.T) {
 		ExportsPerUser:          3,
 		ReplayStreamsPerAddress: 5,
 		ReplayStreamsPerLink:    7,
+		PasswordLogin:           true,
+		OIDC:                    config.OIDC{GroupsClaim: "groups", Name: "single sign-on", Scopes: "openid email profile"},
 	}
 	if c != want {
 		t.Errorf("loaded:\n got %+v\nwant %+v", c, want)
