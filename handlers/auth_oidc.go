@@ -103,6 +103,16 @@ func (s *sso) ctx(c *fiber.Ctx) context.Context {
 	return oidc.ClientContext(c.UserContext(), s.client)
 }
 
+// CheckSSO reads the identity provider's discovery document, when single
+// sign-on is on, so that a wrong issuer shows at start.
+func (h *Handler) CheckSSO(ctx context.Context) error {
+	if h.sso == nil {
+		return nil
+	}
+	_, _, err := h.sso.discover(ctx)
+	return err
+}
+
 // oauth is the authorization code flow with the provider p.
 func (s *sso) oauth(p *oidc.Provider) *oauth2.Config {
 	return &oauth2.Config{
@@ -171,10 +181,18 @@ func readClaims(raw map[string]json.RawMessage, groupsClaim string) claims {
 	var out claims
 	_ = json.Unmarshal(raw["email"], &out.Email)
 	out.Email = strings.ToLower(strings.TrimSpace(out.Email))
-	// Some providers send "true" as a string.
-	var verified any
-	_ = json.Unmarshal(raw["email_verified"], &verified)
-	out.EmailVerified = verified == true || verified == "true"
+	// Some providers send "true" as a string. Microsoft Entra sends no
+	// email_verified; its optional claim xms_edov says the email's domain
+	// is verified by its owner.
+	isTrue := func(name string) bool {
+		var v any
+		_ = json.Unmarshal(raw[name], &v)
+		return v == true || v == "true"
+	}
+	out.EmailVerified = isTrue("email_verified")
+	if _, ok := raw["email_verified"]; !ok {
+		out.EmailVerified = isTrue("xms_edov")
+	}
 	if g, ok := raw[groupsClaim]; ok {
 		if json.Unmarshal(g, &out.Groups) != nil {
 			var one string

@@ -562,3 +562,26 @@ func TestSSOInviteAndRemovedMember(t *testing.T) {
 	wantRedirect(t, back.visit(authorize(t, back.ssoStart("/auth/oidc/start?invite="+inviteToken(admin.invite())))), "/")
 	wantPage(t, back.open("/"), http.StatusOK, "Signed in as <strong>kim</strong>")
 }
+
+// Microsoft Entra sends no email_verified: its optional claim xms_edov
+// (the email's domain verified by its owner) stands for it.
+func TestSSOEntraDomainVerifiedClaim(t *testing.T) {
+	t.Parallel()
+	srv, d, _ := ssoServer(t, "KNOBS_OIDC_ALLOWED_DOMAINS", "example.com")
+	newTeamAdmin(t, srv)
+
+	d.setReissue(func(c jwt.MapClaims) *mockoidc.Keypair { c["xms_edov"] = false; return nil })
+	d.queue("sub-entra-1", "lee@example.com", false)
+	wantPage(t, srv.newClient(t).ssoSignIn(), http.StatusForbidden, "did not confirm your email address")
+
+	d.setReissue(func(c jwt.MapClaims) *mockoidc.Keypair { c["xms_edov"] = true; return nil })
+	d.queue("sub-entra-1", "lee@example.com", false)
+	c := srv.newClient(t)
+	wantRedirect(t, c.ssoSignIn(), "/")
+	wantPage(t, c.open("/"), http.StatusOK, "Signed in as <strong>lee</strong>")
+
+	// email_verified, when sent, decides.
+	d.setReissue(func(c jwt.MapClaims) *mockoidc.Keypair { c["xms_edov"] = true; c["email_verified"] = false; return nil })
+	d.queue("sub-entra-2", "max@example.com", false)
+	wantPage(t, srv.newClient(t).ssoSignIn(), http.StatusForbidden, "did not confirm your email address")
+}
