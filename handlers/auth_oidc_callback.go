@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/gofiber/fiber/v2"
 	"golang.org/x/oauth2"
@@ -88,6 +89,11 @@ func (h *Handler) FinishSSO(c *fiber.Ctx) error {
 	cl := readClaims(all, s.cfg.GroupsClaim)
 	if cl.Email == "" || !cl.EmailVerified {
 		return errSSO(fiber.StatusForbidden, "The identity provider did not confirm your email address, and Knobs needs a verified email to sign you in.")
+	}
+	// OpenID Connect bounds a subject at 255 characters, and an email
+	// address has at most 254.
+	if idt.Subject == "" || len(idt.Subject) > 255 || len(cl.Email) > 254 || !strings.Contains(cl.Email, "@") {
+		return errSSO(fiber.StatusBadGateway, "The identity provider sent a subject or an email address that Knobs cannot use.")
 	}
 	id := db.Identity{Issuer: idt.Issuer, Subject: idt.Subject, Email: cl.Email}
 	admin := s.inAdminGroup(cl.Groups)

@@ -65,6 +65,16 @@ func (h *Handler) LinkAccount(c *fiber.Ctx) error {
 	}
 	h.logins.Release(addrKey)
 	h.logins.Reset(accountKey)
+	// One identity of a provider per account: another may have been
+	// linked since the callback.
+	linked, err := h.store.HasIdentityAt(ctx(c), u.ID, l.Issuer)
+	if err != nil {
+		return err
+	}
+	if linked {
+		h.sso.clearCookie(c, linkCookie)
+		return errSSO(fiber.StatusConflict, "This account was linked to another identity of this provider a moment ago.")
+	}
 	id := db.Identity{Issuer: l.Issuer, Subject: l.Subject, Email: l.Email}
 	switch err := h.store.LinkIdentity(ctx(c), u.ID, id); {
 	case errors.Is(err, db.ErrIdentityTaken):

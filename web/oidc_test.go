@@ -43,6 +43,9 @@ type idp struct {
 	// reissue, when set, changes the claims of the next ID token, signed
 	// again with the key it returns (nil: the provider's own).
 	reissue func(jwt.MapClaims) *mockoidc.Keypair
+	// tokenError, when set, is the token endpoint's answer: an OAuth
+	// error code and its description.
+	tokenError [2]string
 }
 
 // newIdP starts a provider whose client is Knobs.
@@ -79,6 +82,14 @@ func (d *idp) setReissue(f func(jwt.MapClaims) *mockoidc.Keypair) {
 	d.reissue = f
 }
 
+// setTokenError has the token endpoint refuse every code with an OAuth
+// error (none: "").
+func (d *idp) setTokenError(code, description string) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.tokenError = [2]string{code, description}
+}
+
 // queue makes the next sign-in at the provider this user's.
 func (d *idp) queue(subject, email string, verified bool, groups ...string) {
 	d.m.QueueUser(&mockoidc.MockUser{Subject: subject, Email: email, EmailVerified: verified, PreferredUsername: subject, Groups: groups})
@@ -89,8 +100,14 @@ func (d *idp) queue(subject, email string, verified bool, groups ...string) {
 func (d *idp) reissueTokens(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		d.mu.Lock()
-		f := d.reissue
+		f, refusal := d.reissue, d.tokenError
 		d.mu.Unlock()
+		if r.URL.Path == mockoidc.TokenEndpoint && refusal[0] != "" {
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(http.StatusBadRequest)
+			json.NewEncoder(w).Encode(map[string]string{"error": refusal[0], "error_description": refusal[1]})
+			return
+		}
 		if r.URL.Path != mockoidc.TokenEndpoint || f == nil {
 			next.ServeHTTP(w, r)
 			return
@@ -319,6 +336,8 @@ func TestSSORefusals(t *testing.T) {
 		email      string
 		unverified bool
 		reissue    func(jwt.MapClaims) *mockoidc.Keypair
+		// tokenError is the token endpoint's refusal of the code.
+		tokenError [2]string
 		// authorize and back change the address of the provider, and the
 		// one it sends the browser back to.
 		authorize func(q url.Values)
@@ -354,6 +373,8 @@ func TestSSORefusals(t *testing.T) {
 			q.Set("error", "access_denied")
 			q.Set("error_description", "The user <b>cancelled</b>")
 		}, status: http.StatusForbidden, want: "The identity provider did not sign you in: access_denied: The user &lt;b&gt;cancelled&lt;/b&gt;."},
+		{name: "code refused", tokenError: [2]string{"invalid_grant", "The code has expired"},
+			status: http.StatusBadGateway, want: "The identity provider did not accept the sign-in code: invalid_grant: The code has expired."},
 		{name: "missing code", back: func(q url.Values) { q.Del("code") },
 			status: http.StatusBadRequest, want: "The answer from the identity provider carries no sign-in code."},
 	} {
@@ -366,7 +387,8 @@ func TestSSORefusals(t *testing.T) {
 			subject := "sub-" + strings.ReplaceAll(tt.name, " ", "-")
 			d.queue(subject, email, !tt.unverified)
 			d.setReissue(tt.reissue)
-			defer d.setReissue(nil)
+			d.setTokenError(tt.tokenError[0], tt.tokenError[1])
+			defer func() { d.setReissue(nil); d.setTokenError("", "") }()
 
 			c := srv.newClient(t)
 			authURL := c.ssoStart("/auth/oidc/start")
@@ -584,4 +606,24 @@ func TestSSOEntraDomainVerifiedClaim(t *testing.T) {
 	d.setReissue(func(c jwt.MapClaims) *mockoidc.Keypair { c["xms_edov"] = true; c["email_verified"] = false; return nil })
 	d.queue("sub-entra-2", "max@example.com", false)
 	wantPage(t, srv.newClient(t).ssoSignIn(), http.StatusForbidden, "did not confirm your email address")
+}
+
+func TestSSOProviderUnreachable(t *testing.T) {
+	t.Parallel()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	issuer := "http://" + ln.Addr().String() + "/oidc"
+	ln.Close() // nothing answers there now
+	srv := newServer(t,
+		withEnv("KNOBS_OIDC_ISSUER", issuer),
+		withEnv("KNOBS_OIDC_CLIENT_ID", ssoClientID),
+		withEnv("KNOBS_OIDC_CLIENT_SECRET", ssoClientSecret),
+		withEnv("KNOBS_OIDC_REDIRECT_URL", "http://127.0.0.1:1/auth/oidc/callback"))
+	c := srv.newClient(t)
+	wantPage(t, c.get("/auth/oidc/start"), http.StatusBadGateway, "Knobs cannot reach the identity provider right now.")
+	if logs := srv.log.String(); !strings.Contains(logs, "discovery document could not be read") || strings.Contains(logs, ssoClientSecret) {
+		t.Errorf("the log does not say why, or shows the client secret:\n%s", logs)
+	}
 }
