@@ -20,6 +20,12 @@ func TestBrowserSSOSignInLandsOnPlayground(t *testing.T) {
 	err := chromedp.Do(ctx,
 		chromedp.Navigate(front.srv.URL+"/login"),
 		chromedp.WaitVisible(chromedp.CSS("#sso-start")),
+	)
+	if err != nil {
+		t.Fatalf("opening the sign-in page: %v", err)
+	}
+	screenshot(t, ctx, "sso-login.png")
+	err = chromedp.Do(ctx,
 		chromedp.Click(chromedp.CSS("#sso-start")),
 		chromedp.WaitVisible(chromedp.CSS("#playground")),
 		chromedp.Poll[chromedp.Void](`document.getElementById("playground").dataset.ready && !document.getElementById("playground").dataset.busy`, chromedp.WithPollingInterval(20*time.Millisecond)),
