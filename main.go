@@ -215,6 +215,15 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 
 	served := make(chan error, 1)
 	go func() { served <- app.Listener(ln) }()
+	if cfg.OIDC.Enabled() {
+		// A provider Knobs cannot reach is said at start, not first at a
+		// sign-in; Knobs serves either way and tries again then.
+		if err := h.CheckSSO(ctx); err != nil {
+			log.Warn("single sign-on: the identity provider cannot be reached or read; sign-ins will try again", "issuer", cfg.OIDC.Issuer, "err", err)
+		} else {
+			log.Info("single sign-on is on", "issuer", cfg.OIDC.Issuer, "password_login", cfg.PasswordLogin)
+		}
+	}
 	select {
 	case err := <-served:
 		return err

@@ -55,7 +55,39 @@ type Config struct {
 	// Litestream leaves checkpoints to Litestream (no automatic
 	// checkpoints by Knobs), for continuous replication beside it.
 	Litestream bool
+	// PasswordLogin is false when password sign-in and sign-up are
+	// switched off, leaving single sign-on.
+	PasswordLogin bool
+	// OIDC is single sign-on through an OpenID Connect provider.
+	OIDC OIDC
 }
+
+// OIDC is the single sign-on setup; it is on when Issuer is set.
+type OIDC struct {
+	Issuer       string
+	ClientID     string
+	ClientSecret string // "" for a public client (PKCE only)
+	RedirectURL  string
+	// AllowedDomains are the email domains that get an account at their
+	// first sign-in, lower case and comma-separated; "*" allows every
+	// verified email. A string keeps Config comparable.
+	AllowedDomains string
+	// AdminGroup, when set, makes the members of this group admins, and
+	// the others members, at each sign-in.
+	AdminGroup  string
+	GroupsClaim string
+	// Name labels the button: "Sign in with <Name>".
+	Name string
+	// Scopes are asked for, space-separated.
+	Scopes string
+}
+
+// Enabled reports whether single sign-on is set up.
+func (o OIDC) Enabled() bool { return o.Issuer != "" }
+
+// CallbackPath is the path of Knobs that the provider sends users back
+// to; KNOBS_OIDC_REDIRECT_URL must end in it.
+const CallbackPath = "/auth/oidc/callback"
 
 // variable documents one environment variable for `knobs -h` and README.
 type variable struct {
@@ -190,6 +222,114 @@ var variables = []variable{
 		c.Litestream = b
 		return nil
 	}},
+	{"KNOBS_PASSWORD_LOGIN", "true", "allow sign-in and sign-up with a username and password; false leaves single sign-on only (and needs KNOBS_OIDC_ISSUER)", func(c *Config, v string) error {
+		b, err := strconv.ParseBool(v)
+		if err != nil {
+			return fmt.Errorf("want true or false, not %q", v)
+		}
+		c.PasswordLogin = b
+		return nil
+	}},
+	{"KNOBS_OIDC_ISSUER", "", "the OpenID Connect provider's issuer URL, such as https://accounts.google.com; turns single sign-on on", func(c *Config, v string) error {
+		if v == "" {
+			return nil
+		}
+		u, err := url.Parse(strings.TrimSpace(v))
+		if err != nil || u.Host == "" || u.User != nil || u.RawQuery != "" || u.Fragment != "" {
+			return fmt.Errorf("want the issuer's URL, such as https://accounts.google.com, not %q", v)
+		}
+		if u.Scheme != "https" && !(u.Scheme == "http" && isLoopback(u.Hostname())) {
+			return fmt.Errorf("want an https URL (plain http only on this machine's loopback), not %q", v)
+		}
+		c.OIDC.Issuer = strings.TrimSpace(v)
+		return nil
+	}},
+	{"KNOBS_OIDC_CLIENT_ID", "", "the client ID Knobs has at the provider", func(c *Config, v string) error {
+		c.OIDC.ClientID = strings.TrimSpace(v)
+		return nil
+	}},
+	{"KNOBS_OIDC_CLIENT_SECRET", "", "the client secret Knobs has at the provider (unset for a public client); never logged or shown", func(c *Config, v string) error {
+		c.OIDC.ClientSecret = strings.TrimSpace(v)
+		return nil
+	}},
+	{"KNOBS_OIDC_REDIRECT_URL", "", "where the provider sends users back, registered at the provider: this Knobs' address followed by " + CallbackPath, func(c *Config, v string) error {
+		if v == "" {
+			return nil
+		}
+		u, err := url.Parse(strings.TrimSpace(v))
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.Path != CallbackPath || u.RawQuery != "" {
+			return fmt.Errorf("want this Knobs' address followed by %s, such as https://knobs.example.com%s, not %q", CallbackPath, CallbackPath, v)
+		}
+		c.OIDC.RedirectURL = u.String()
+		return nil
+	}},
+	{"KNOBS_OIDC_ALLOWED_DOMAINS", "", "comma-separated email domains whose users get an account at their first sign-in, such as example.com,example.org; * for any verified email; others need an invite", func(c *Config, v string) error {
+		var domains []string
+		for _, d := range strings.Split(v, ",") {
+			d = strings.ToLower(strings.TrimSpace(d))
+			switch {
+			case d == "":
+				continue
+			case d != "*" && (strings.ContainsAny(d, "@/: ") || !strings.Contains(d, ".")):
+				return fmt.Errorf("want email domains such as example.com, not %q", d)
+			}
+			domains = append(domains, d)
+		}
+		c.OIDC.AllowedDomains = strings.Join(domains, ",")
+		return nil
+	}},
+	{"KNOBS_OIDC_ADMIN_GROUP", "", "members of this group at the provider are admins, and the others members, set at each sign-in", func(c *Config, v string) error {
+		c.OIDC.AdminGroup = strings.TrimSpace(v)
+		return nil
+	}},
+	{"KNOBS_OIDC_GROUPS_CLAIM", "groups", "the ID token claim that lists the user's groups", func(c *Config, v string) error {
+		c.OIDC.GroupsClaim = strings.TrimSpace(v)
+		if c.OIDC.GroupsClaim == "" {
+			return errors.New("must not be empty")
+		}
+		return nil
+	}},
+	{"KNOBS_OIDC_SCOPES", "openid email profile", "the scopes Knobs asks for, space-separated; add groups where the provider needs it for the groups claim (Okta)", func(c *Config, v string) error {
+		c.OIDC.Scopes = strings.Join(strings.Fields(v), " ")
+		for _, s := range strings.Fields(v) {
+			if s == "openid" {
+				return nil
+			}
+		}
+		return errors.New("must include openid")
+	}},
+	{"KNOBS_OIDC_NAME", "single sign-on", "the provider's name on the sign-in button: Sign in with <name>", func(c *Config, v string) error {
+		c.OIDC.Name = strings.TrimSpace(v)
+		if c.OIDC.Name == "" || len(c.OIDC.Name) > 40 {
+			return errors.New("want a name of 1 to 40 characters, such as Okta")
+		}
+		return nil
+	}},
+}
+
+// isLoopback reports whether host names this machine.
+func isLoopback(host string) bool {
+	if host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
+
+// checkSignIn refuses settings that would leave no way to sign in, or a
+// single sign-on set up by half.
+func checkSignIn(c Config) error {
+	o := c.OIDC
+	if o.Enabled() && (o.ClientID == "" || o.RedirectURL == "") {
+		return errors.New("config: single sign-on needs KNOBS_OIDC_CLIENT_ID and KNOBS_OIDC_REDIRECT_URL beside KNOBS_OIDC_ISSUER")
+	}
+	if !o.Enabled() && (o.ClientID != "" || o.ClientSecret != "" || o.RedirectURL != "") {
+		return errors.New("config: KNOBS_OIDC_CLIENT_ID, KNOBS_OIDC_CLIENT_SECRET and KNOBS_OIDC_REDIRECT_URL need KNOBS_OIDC_ISSUER")
+	}
+	if !c.PasswordLogin && !o.Enabled() {
+		return errors.New("config: KNOBS_PASSWORD_LOGIN=false needs single sign-on (KNOBS_OIDC_ISSUER and the rest), or nobody could sign in")
+	}
+	return nil
 }
 
 // positive parses a whole number of at least 1; want says what is
@@ -214,6 +354,9 @@ func Load(getenv func(string) string) (Config, error) {
 		if err := v.set(&c, val); err != nil {
 			return Config{}, fmt.Errorf("config: %s: %w", v.name, err)
 		}
+	}
+	if err := checkSignIn(c); err != nil {
+		return Config{}, err
 	}
 	return c, nil
 }

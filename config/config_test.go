@@ -33,6 +33,8 @@ func TestDefaults(t *testing.T) {
 		ReplayStreamsPerLink:    50,
 		BackupEvery:             6 * time.Hour,
 		BackupKeep:              7,
+		PasswordLogin:           true,
+		OIDC:                    config.OIDC{GroupsClaim: "groups", Name: "single sign-on", Scopes: "openid email profile"},
 	}
 	if c != want {
 		t.Errorf("defaults:\n got %+v\nwant %+v", c, want)
@@ -88,6 +90,8 @@ func TestLoadValues(t *testing.T) {
 		BackupEvery:             24 * time.Hour,
 		BackupKeep:              30,
 		Litestream:              true,
+		PasswordLogin:           true,
+		OIDC:                    config.OIDC{GroupsClaim: "groups", Name: "single sign-on", Scopes: "openid email profile"},
 	}
 	if c != want {
 		t.Errorf("loaded:\n got %+v\nwant %+v", c, want)

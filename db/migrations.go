@@ -536,6 +536,37 @@ CREATE TRIGGER arenas_forget AFTER DELETE ON arenas BEGIN
 END;
 CREATE INDEX arena_pairs_votes ON arena_pairs (arena_id, voted_at) WHERE voted_at IS NOT NULL;
 `,
+	// single sign-on: the verified email of an account, the provider
+	// identities (issuer, subject) that sign in to it, and the identities
+	// of removed accounts, which sign-on does not make an account for
+	// again without an invite. The trigger keeps them whatever removes
+	// the account; a rebuild of users must create it again.
+	`
+ALTER TABLE users ADD COLUMN email TEXT COLLATE NOCASE;
+CREATE UNIQUE INDEX users_email ON users (email) WHERE email IS NOT NULL;
+CREATE TABLE user_identities (
+	issuer       TEXT NOT NULL,
+	subject      TEXT NOT NULL,
+	user_id      INTEGER NOT NULL REFERENCES users (id) ON DELETE CASCADE,
+	email        TEXT NOT NULL COLLATE NOCASE,
+	created_at   INTEGER NOT NULL,
+	last_used_at INTEGER NOT NULL,
+	PRIMARY KEY (issuer, subject)
+);
+CREATE INDEX user_identities_user ON user_identities (user_id);
+CREATE TABLE removed_identities (
+	issuer     TEXT NOT NULL,
+	subject    TEXT NOT NULL,
+	email      TEXT NOT NULL COLLATE NOCASE,
+	removed_at INTEGER NOT NULL,
+	PRIMARY KEY (issuer, subject)
+);
+CREATE INDEX removed_identities_email ON removed_identities (email);
+CREATE TRIGGER users_remember_identities BEFORE DELETE ON users BEGIN
+	INSERT OR REPLACE INTO removed_identities (issuer, subject, email, removed_at)
+	SELECT issuer, subject, email, unixepoch() FROM user_identities WHERE user_id = old.id;
+END;
+`,
 }
 
 // afterMigration holds the steps, in Go, that complete a migration in

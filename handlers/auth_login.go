@@ -28,6 +28,7 @@ func (h *Handler) ShowLoginPage(c *fiber.Ctx) error {
 		Page:    h.page(c, "Sign in", ""),
 		Next:    safeNext(c.Query("next")),
 		NoUsers: n == 0,
+		SSO:     h.ssoView(),
 	}))
 }
 
@@ -36,7 +37,7 @@ func (h *Handler) ShowLoginPage(c *fiber.Ctx) error {
 func (h *Handler) Login(c *fiber.Ctx) error {
 	username := strings.TrimSpace(c.FormValue("username"))
 	password := c.FormValue("password")
-	form := views.LoginForm{Page: h.page(c, "Sign in", ""), Username: username, Next: safeNext(c.FormValue("next"))}
+	form := views.LoginForm{Page: h.page(c, "Sign in", ""), Username: username, Next: safeNext(c.FormValue("next")), SSO: h.ssoView()}
 	if len(username) > maxUsername || len(password) > maxPassword || username == "" || password == "" {
 		form.Username = ""
 		form.Error = "Enter your username and password."

@@ -63,7 +63,7 @@ func (h *Handler) ShowSignupPage(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	f := views.SignupForm{Page: h.page(c, "Sign up", ""), Invite: token, First: first, Allowed: allowed}
+	f := views.SignupForm{Page: h.page(c, "Sign up", ""), Invite: token, First: first, Allowed: allowed, SSO: h.ssoView()}
 	if !allowed && token != "" {
 		f.Error = "This invite link was already used, has expired or was revoked. Ask an admin for a new one."
 	}
@@ -82,7 +82,7 @@ func (h *Handler) Signup(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	f := views.SignupForm{Page: h.page(c, "Sign up", ""), Username: username, Invite: token, First: first, Allowed: allowed, Errors: field.Errors{}}
+	f := views.SignupForm{Page: h.page(c, "Sign up", ""), Username: username, Invite: token, First: first, Allowed: allowed, Errors: field.Errors{}, SSO: h.ssoView()}
 	if !allowed {
 		f.Error = "Sign-up needs a valid invite link. This one is missing, used, expired or revoked."
 		return Render(c, fiber.StatusForbidden, views.SignupPage(f))

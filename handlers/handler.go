@@ -52,6 +52,9 @@ type Handler struct {
 	// arenas are the arenas whose answers are being made ahead.
 	arenas arenaJobs
 	voters *Limiter // what one address asks of the arenas' voting links
+	// sso signs people in through an OpenID Connect provider; nil when
+	// single sign-on is not set up.
+	sso *sso
 	// background is the context of work that outlives a request (an
 	// arena's answers), ended by ShutdownExperiments; bg counts it.
 	background     context.Context
@@ -131,6 +134,7 @@ func New(o Options) *Handler {
 		replays:    newSlots(),
 		replayData: newReplayCache(),
 		shared:     newShareStreams(),
+		sso:        newSSO(o.Config, now),
 	}
 	h.experiments = experiment.New(o.Store, h.launchCell, o.Log, o.Experiments)
 	h.background, h.stopBackground = context.WithCancel(context.Background())

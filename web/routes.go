@@ -95,12 +95,17 @@ func routes(app *fiber.App, h *handlers.Handler, sessions *session.Manager, log 
 
 	// Accounts.
 	app.Get("/login", h.ShowLoginPage)
-	app.Post("/login", h.Login)
+	app.Post("/login", h.RequirePasswordLogin, h.Login)
 	app.Get("/signup", h.ShowSignupPage)
-	app.Post("/signup", h.Signup)
+	app.Post("/signup", h.RequirePasswordLogin, h.Signup)
 	app.Post("/logout", h.Logout)
 	app.Get("/reset/:token", h.ShowResetPage)
 	app.Post("/reset/:token", h.ResetPassword)
+	// Single sign-on (404 when it is not set up).
+	app.Get("/auth/oidc/start", h.StartSSO)
+	app.Get("/auth/oidc/callback", h.FinishSSO)
+	app.Get("/auth/oidc/link", h.ShowLinkPage)
+	app.Post("/auth/oidc/link", h.LinkAccount)
 
 	// Share links: a public link opens for anyone, a team link for members.
 	app.Get("/s/:token", h.ShowSharedRun)
