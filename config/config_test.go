@@ -31,6 +31,7 @@ func TestDefaults(t *testing.T) {
 		ExportsPerUser:          2,
 		ReplayStreamsPerAddress: 4,
 		ReplayStreamsPerLink:    50,
+		LogFormat:               "text",
 	}
 	if c != want {
 		t.Errorf("defaults:\n got %+v\nwant %+v", c, want)
@@ -56,6 +57,9 @@ func TestLoadValues(t *testing.T) {
 		"KNOBS_EXPORTS_PER_USER":           "3",
 		"KNOBS_REPLAY_STREAMS_PER_ADDRESS": "5",
 		"KNOBS_REPLAY_STREAMS_PER_LINK":    "7",
+		"KNOBS_METRICS_ADDR":               "127.0.0.1:9090",
+		"KNOBS_METRICS_TOKEN":              "metrics-token-0123456789",
+		"KNOBS_LOG_FORMAT":                 "json",
 	}))
 	if err != nil {
 		t.Fatal(err)
@@ -78,6 +82,9 @@ func TestLoadValues(t *testing.T) {
 		ExportsPerUser:          3,
 		ReplayStreamsPerAddress: 5,
 		ReplayStreamsPerLink:    7,
+		MetricsAddr:             "127.0.0.1:9090",
+		MetricsToken:            "metrics-token-0123456789",
+		LogFormat:               "json",
 	}
 	if c != want {
 		t.Errorf("loaded:\n got %+v\nwant %+v", c, want)
@@ -107,6 +114,10 @@ func TestWrongValueNamesItsVariable(t *testing.T) {
 		{"KNOBS_EXPORTS_PER_USER", "0"},
 		{"KNOBS_REPLAY_STREAMS_PER_ADDRESS", "many"},
 		{"KNOBS_REPLAY_STREAMS_PER_LINK", "-1"},
+		{"KNOBS_METRICS_ADDR", "9090"},
+		{"KNOBS_METRICS_TOKEN", "short-secret"},
+		{"KNOBS_METRICS_TOKEN", "a token with spaces in it"},
+		{"KNOBS_LOG_FORMAT", "yaml"},
 	} {
 		t.Run(tt.name+"="+tt.value, func(t *testing.T) {
 			_, err := config.Load(env(map[string]string{tt.name: tt.value}))
@@ -116,7 +127,7 @@ func TestWrongValueNamesItsVariable(t *testing.T) {
 			if !strings.Contains(err.Error(), tt.name+":") {
 				t.Errorf("error %q does not name %s", err, tt.name)
 			}
-			if tt.name == "KNOBS_SECRET" && strings.Contains(err.Error(), tt.value) {
+			if (tt.name == "KNOBS_SECRET" || tt.name == "KNOBS_METRICS_TOKEN") && strings.Contains(err.Error(), tt.value) {
 				t.Errorf("error %q shows the secret", err)
 			}
 		})

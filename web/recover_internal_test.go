@@ -54,7 +54,7 @@ func TestRecovererTurnsAPanicIntoA500(t *testing.T) {
 	h := handlers.New(handlers.Options{Store: store, Box: box, Config: config.Config{}, Log: log, BcryptCost: 4})
 
 	app := fiber.New(fiber.Config{ErrorHandler: errorHandler(h, log)})
-	app.Use(recoverer(log), requestLog(log), securityHeaders)
+	app.Use(recoverer(log), requestLog(log, nil), securityHeaders)
 	app.Get("/boom", func(c *fiber.Ctx) error { panic("kaboom: secret detail") })
 	app.Get("/fine", func(c *fiber.Ctx) error { return c.SendString("fine") })
 
