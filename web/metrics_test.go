@@ -372,3 +372,16 @@ func TestReadyzFailsWhileTheDatabaseCannotBeWritten(t *testing.T) {
 	wantPage(t, c.get("/readyz"), http.StatusServiceUnavailable, "shutting down")
 	wantPage(t, c.get("/healthz"), http.StatusOK, "ok")
 }
+
+// A run stopped at one of Knobs' own bounds is counted as that bound,
+// not as the provider's error.
+func TestMetricsTellTheOutputCapApart(t *testing.T) {
+	s, admin := newTeam(t, withEnv("KNOBS_METRICS_ADDR", "127.0.0.1:0"), withEnv("KNOBS_MAX_OUTPUT_BYTES", "200"))
+	_, events := admin.runToEnd(`{"provider":"sim","endpoint":"chat","body":{"model":"sim-fast","messages":[{"role":"user","content":"Tell me about lakes"}],"max_completion_tokens":400}}`)
+	if !strings.Contains(events[len(events)-2].data, "output limit reached") {
+		t.Fatalf("the run did not stop at the cap: %+v", events[len(events)-2])
+	}
+	_, m := scrape(t, s.metricsURL, "")
+	wantValue(t, m, 1, "knobs_upstream_errors_total", "provider", "sim", "kind", "output_limit")
+	wantValue(t, m, 1, "knobs_runs_finished_total", "model", "sim-fast", "status", "error")
+}
