@@ -123,3 +123,15 @@ func TestNilMetricsDoNothing(t *testing.T) {
 		t.Error("a nil Metrics has a registry")
 	}
 }
+
+// BenchmarkRunCounted is what the metrics add to one run: its start and
+// its end, the only two calls a run makes (none per token).
+func BenchmarkRunCounted(b *testing.B) {
+	m := metrics.New()
+	end := metrics.RunEnd{Provider: "sim", Model: "sim-fast", Status: "done", FirstToken: 40 * time.Millisecond,
+		Duration: 2 * time.Second, InputTokens: 20, OutputTokens: 2000, CostUSD: 0.001}
+	for b.Loop() {
+		m.RunStarted("sim", "sim-fast")
+		m.RunFinished(end)
+	}
+}
