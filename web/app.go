@@ -43,7 +43,9 @@ func New(h *handlers.Handler, sessions *session.Manager, log *slog.Logger) *fibe
 		ErrorHandler:          errorHandler(h, log),
 	})
 	allowUploads(app)
-	app.Use(requestID, recoverer(log), requestLog(log, h.Metrics()), securityHeaders)
+	// The request line and its count come after the recoverer, so that a
+	// request whose handler panicked is logged and counted as its 500.
+	app.Use(requestID, requestLog(log, h.Metrics()), recoverer(log), securityHeaders)
 	routes(app, h, sessions, log)
 	return app
 }
