@@ -22,7 +22,9 @@ import (
 	"knobs/config"
 	"knobs/db"
 	"knobs/handlers"
+	"knobs/logs"
 	"knobs/markdown"
+	"knobs/metrics"
 	"knobs/retention"
 	"knobs/runner"
 	"knobs/vault"
@@ -108,7 +110,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 	if err != nil {
 		return err
 	}
-	log := slog.New(slog.NewTextHandler(stdout, nil))
+	log := logs.New(stdout, cfg.LogFormat)
 	// A backup directory Knobs cannot write to stops it before it opens
 	// the database.
 	var backups *backup.Scheduler
@@ -163,6 +165,24 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 	}
 	defer ln.Close()
 
+	// Metrics are counted only when they are served somewhere: on a
+	// listener of their own, or behind a token on the main port.
+	var m *metrics.Metrics
+	if cfg.MetricsAddr != "" || cfg.MetricsToken != "" {
+		m = metrics.New()
+		store.ObserveWrites(m.DBWrite)
+	}
+	if cfg.MetricsAddr != "" {
+		mln, err := net.Listen("tcp", cfg.MetricsAddr)
+		if err != nil {
+			return fmt.Errorf("listen on %s (KNOBS_METRICS_ADDR): %w", cfg.MetricsAddr, err)
+		}
+		msrv := m.Server()
+		go msrv.Serve(mln)
+		defer msrv.Close()
+		log.Info("Prometheus metrics are served", "url", "http://"+mln.Addr().String()+"/metrics")
+	}
+
 	// Knobs starts even when left-over runs cannot be marked (a full
 	// disk): their pages and event streams already show a run that no
 	// process runs as interrupted, and the next start marks them.
@@ -202,8 +222,9 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 		MaxDuration:    cfg.MaxRunDuration,
 		MaxRunsPerUser: cfg.MaxRunsPerUser,
 		MaxRuns:        cfg.MaxRuns,
+		Metrics:        m,
 	})
-	h := handlers.New(handlers.Options{Store: store, Box: box, Config: cfg, Log: log, Runner: runs})
+	h := handlers.New(handlers.Options{Store: store, Box: box, Config: cfg, Log: log, Runner: runs, Metrics: m, Stopping: ctx.Done()})
 	app := web.New(h, session.NewManager(cfg.Secret, cfg.SecureCookies), log)
 
 	log.Info("Knobs is listening", "url", "http://"+ln.Addr().String(), "db", cfg.DBPath)

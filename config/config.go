@@ -60,6 +60,14 @@ type Config struct {
 	PasswordLogin bool
 	// OIDC is single sign-on through an OpenID Connect provider.
 	OIDC OIDC
+	// MetricsAddr is where Prometheus metrics are served on a listener of
+	// their own; "" serves none there.
+	MetricsAddr string
+	// MetricsToken, when set, serves the metrics on the main port at
+	// /metrics to requests that carry it as a bearer token.
+	MetricsToken string
+	// LogFormat is "text" or "json".
+	LogFormat string
 }
 
 // OIDC is the single sign-on setup; it is on when Issuer is set.
@@ -304,6 +312,39 @@ var variables = []variable{
 			return errors.New("want a name of 1 to 40 characters, such as Okta")
 		}
 		return nil
+	}},
+	{"KNOBS_METRICS_ADDR", "", "serve Prometheus metrics at /metrics on this address of their own (host:port, such as 127.0.0.1:9090); unset: not served there", func(c *Config, v string) error {
+		if v == "" {
+			return nil
+		}
+		if _, _, err := net.SplitHostPort(v); err != nil {
+			return fmt.Errorf("want host:port, such as 127.0.0.1:9090, not %q", v)
+		}
+		c.MetricsAddr = v
+		return nil
+	}},
+	{"KNOBS_METRICS_TOKEN", "", "serve Prometheus metrics on the main port at /metrics to requests with Authorization: Bearer <this token> (at least 16 characters); unset: /metrics is not on the main port", func(c *Config, v string) error {
+		if v == "" {
+			return nil
+		}
+		if len(v) < 16 {
+			return fmt.Errorf("must be at least 16 characters (it has %d)", len(v))
+		}
+		for _, r := range v {
+			if r <= ' ' || r > '~' {
+				return errors.New("must be printable ASCII without spaces, as a bearer token is sent")
+			}
+		}
+		c.MetricsToken = v
+		return nil
+	}},
+	{"KNOBS_LOG_FORMAT", "text", "log lines as text (key=value) or json, one object a line, for log shippers", func(c *Config, v string) error {
+		switch v {
+		case "text", "json":
+			c.LogFormat = v
+			return nil
+		}
+		return fmt.Errorf("want text or json, not %q", v)
 	}},
 }
 

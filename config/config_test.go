@@ -35,6 +35,7 @@ func TestDefaults(t *testing.T) {
 		BackupKeep:              7,
 		PasswordLogin:           true,
 		OIDC:                    config.OIDC{GroupsClaim: "groups", Name: "single sign-on", Scopes: "openid email profile"},
+		LogFormat:               "text",
 	}
 	if c != want {
 		t.Errorf("defaults:\n got %+v\nwant %+v", c, want)
@@ -64,6 +65,9 @@ func TestLoadValues(t *testing.T) {
 		"KNOBS_BACKUP_EVERY":               "24h",
 		"KNOBS_BACKUP_KEEP":                "30",
 		"KNOBS_LITESTREAM":                 "true",
+		"KNOBS_METRICS_ADDR":               "127.0.0.1:9090",
+		"KNOBS_METRICS_TOKEN":              "metrics-token-0123456789",
+		"KNOBS_LOG_FORMAT":                 "json",
 	}))
 	if err != nil {
 		t.Fatal(err)
@@ -92,6 +96,9 @@ func TestLoadValues(t *testing.T) {
 		Litestream:              true,
 		PasswordLogin:           true,
 		OIDC:                    config.OIDC{GroupsClaim: "groups", Name: "single sign-on", Scopes: "openid email profile"},
+		MetricsAddr:             "127.0.0.1:9090",
+		MetricsToken:            "metrics-token-0123456789",
+		LogFormat:               "json",
 	}
 	if c != want {
 		t.Errorf("loaded:\n got %+v\nwant %+v", c, want)
@@ -125,6 +132,10 @@ func TestWrongValueNamesItsVariable(t *testing.T) {
 		{"KNOBS_BACKUP_EVERY", "30s"},
 		{"KNOBS_BACKUP_KEEP", "0"},
 		{"KNOBS_LITESTREAM", "yes please"},
+		{"KNOBS_METRICS_ADDR", "9090"},
+		{"KNOBS_METRICS_TOKEN", "short-secret"},
+		{"KNOBS_METRICS_TOKEN", "a token with spaces in it"},
+		{"KNOBS_LOG_FORMAT", "yaml"},
 	} {
 		t.Run(tt.name+"="+tt.value, func(t *testing.T) {
 			_, err := config.Load(env(map[string]string{tt.name: tt.value}))
@@ -134,7 +145,7 @@ func TestWrongValueNamesItsVariable(t *testing.T) {
 			if !strings.Contains(err.Error(), tt.name+":") {
 				t.Errorf("error %q does not name %s", err, tt.name)
 			}
-			if tt.name == "KNOBS_SECRET" && strings.Contains(err.Error(), tt.value) {
+			if (tt.name == "KNOBS_SECRET" || tt.name == "KNOBS_METRICS_TOKEN") && strings.Contains(err.Error(), tt.value) {
 				t.Errorf("error %q shows the secret", err)
 			}
 		})

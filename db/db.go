@@ -22,6 +22,7 @@ import (
 	"runtime"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	_ "modernc.org/sqlite" // the pure-Go driver, so CGO_ENABLED=0 builds work
 )
@@ -41,6 +42,11 @@ type Store struct {
 
 	sessions sessionCache
 	runIDs   atomic.Int64 // the last run id handed out; see NextRunID
+
+	// observe, when set, is told of every write transaction (see
+	// ObserveWrites); full says the last one failed for want of room.
+	observe atomic.Pointer[func(took time.Duration, err error)]
+	full    atomic.Bool
 }
 
 // Open opens (creating if needed) the SQLite file at path, which it locks
@@ -113,7 +119,9 @@ func (s *Store) Ping(ctx context.Context) error {
 }
 
 // tx runs fn in one immediate write transaction.
-func (s *Store) tx(ctx context.Context, fn func(*sql.Tx) error) error {
+func (s *Store) tx(ctx context.Context, fn func(*sql.Tx) error) (err error) {
+	start := time.Now()
+	defer func() { s.wrote(time.Since(start), err) }()
 	tx, err := s.w.BeginTx(ctx, nil)
 	if err != nil {
 		return err
@@ -123,6 +131,67 @@ func (s *Store) tx(ctx context.Context, fn func(*sql.Tx) error) error {
 		return err
 	}
 	return tx.Commit()
+}
+
+// ObserveWrites has f told how long each write transaction took, waiting
+// for the writer included, and its error; for the metrics. Set it before
+// the store is used.
+func (s *Store) ObserveWrites(f func(took time.Duration, err error)) {
+	s.observe.Store(&f)
+}
+
+// wrote records a write transaction's outcome.
+func (s *Store) wrote(took time.Duration, err error) {
+	if f := s.observe.Load(); f != nil {
+		(*f)(took, err)
+	}
+	switch {
+	case err == nil:
+		s.full.Store(false)
+	case IsFull(err):
+		s.full.Store(true)
+	}
+}
+
+// probeBytes is the room a readiness probe asks for: a few checkpoints'
+// worth of pages, more than a page's free space can hold.
+const probeBytes = 64 << 10
+
+// CheckWritable reports whether the database takes writes now, for
+// /readyz: it takes the write lock (BEGIN IMMEDIATE), writes a row that
+// needs new pages and deletes it. The transaction is rolled back, so
+// nothing is kept or written to disk; but after a write failed for want
+// of room it is committed (leaving no row), so that a full disk is
+// noticed and so is the room made since.
+func (s *Store) CheckWritable(ctx context.Context) error {
+	commit := s.full.Load()
+	err := func() error {
+		tx, err := s.w.BeginTx(ctx, nil)
+		if err != nil {
+			return err
+		}
+		defer tx.Rollback()
+		if _, err := tx.ExecContext(ctx, `INSERT INTO settings (key, value) VALUES ('knobs.ready_probe', zeroblob(?))`, probeBytes); err != nil {
+			return err
+		}
+		if _, err := tx.ExecContext(ctx, `DELETE FROM settings WHERE key = 'knobs.ready_probe'`); err != nil {
+			return err
+		}
+		if commit {
+			return tx.Commit()
+		}
+		return nil
+	}()
+	if err != nil {
+		if IsFull(err) {
+			s.full.Store(true)
+		}
+		return fmt.Errorf("db: unable to write: %w", err)
+	}
+	if commit {
+		s.full.Store(false)
+	}
+	return nil
 }
 
 // LimitGrowth caps the database at its current size plus pages pages:

@@ -22,6 +22,7 @@ import (
 	"knobs/llm"
 	"knobs/llm/sim"
 	"knobs/markdown"
+	"knobs/metrics"
 	"knobs/runner"
 	"knobs/vault"
 	"knobs/views"
@@ -60,6 +61,10 @@ type Handler struct {
 	background     context.Context
 	stopBackground context.CancelFunc
 	bg             sync.WaitGroup
+	// metrics counts event streams and is served at /metrics; nil: off.
+	metrics *metrics.Metrics
+	// stopping is closed when Knobs begins to shut down: /readyz fails.
+	stopping <-chan struct{}
 }
 
 // MaxBody bounds a request body, and a run's body once its variables are
@@ -91,6 +96,12 @@ type Options struct {
 	// Experiments tune how experiments retry; zero values take the
 	// defaults. Tests shorten the waits.
 	Experiments experiment.Options
+	// Metrics counts event streams and is what /metrics serves; nil
+	// means metrics are off.
+	Metrics *metrics.Metrics
+	// Stopping is closed when Knobs begins to shut down, so that /readyz
+	// answers 503 from then on; nil never closes.
+	Stopping <-chan struct{}
 }
 
 // New builds the Handler.
@@ -135,6 +146,8 @@ func New(o Options) *Handler {
 		replayData: newReplayCache(),
 		shared:     newShareStreams(),
 		sso:        newSSO(o.Config, now),
+		metrics:    o.Metrics,
+		stopping:   o.Stopping,
 	}
 	h.experiments = experiment.New(o.Store, h.launchCell, o.Log, o.Experiments)
 	h.background, h.stopBackground = context.WithCancel(context.Background())

@@ -12,9 +12,11 @@ import (
 )
 
 // serveEvents streams src as SSE with the configured write deadline:
-// a client that stops reading is dropped (see sse.Serve).
+// a client that stops reading is dropped (see sse.Serve). Every event
+// stream goes through here, so the metrics count listeners here.
 func (h *Handler) serveEvents(c *fiber.Ctx, src sse.Source, after int, leave func()) error {
-	return sse.Serve(c, src, after, leave, sse.Options{WriteTimeout: h.cfg.StreamWriteTimeout, Log: h.log})
+	closed := h.metrics.ListenerOpened()
+	return sse.Serve(c, src, after, func() { closed(); leave() }, sse.Options{WriteTimeout: h.cfg.StreamWriteTimeout, Log: h.log})
 }
 
 // RunEvents streams a run's events as SSE. A reconnect with Last-Event-ID

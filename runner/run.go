@@ -55,6 +55,8 @@ type Run struct {
 	rowErr  error
 	// shared says the run's slot was taken by ReserveShared.
 	shared bool
+	// provider and modelName label the run in the metrics.
+	provider, modelName string
 }
 
 // setRowWritten records the outcome of writing the run's row.

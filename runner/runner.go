@@ -16,6 +16,7 @@ import (
 
 	"knobs/db"
 	"knobs/llm"
+	"knobs/metrics"
 )
 
 // Store is what the runner writes runs to: many writes, of any runs, in
@@ -58,6 +59,9 @@ type Options struct {
 	// StoreRetry is the first wait before a failed final save is tried
 	// again; the wait doubles up to a minute.
 	StoreRetry time.Duration // default 1s
+	// Metrics counts runs as they start and end, and the writer's
+	// queue; nil counts nothing.
+	Metrics *metrics.Metrics
 }
 
 // Causes of a run's cancellation, told apart when it is stored.
@@ -155,7 +159,7 @@ func New(store Store, log *slog.Logger, opts Options) *Runner {
 		opts.MaxRuns = 200
 	}
 	return &Runner{store: store, log: log, opts: opts, runs: map[int64]*Run{}, stop: make(chan struct{}), perUser: map[int64]int{},
-		writer: newWriter(store, log)}
+		writer: newWriter(store, log, opts.Metrics)}
 }
 
 // Slots is room reserved for n runs of one user. It is taken before
@@ -275,6 +279,13 @@ func (sl *Slots) start(id int64, row *db.Run, s Streamer, spec llm.RunSpec, mode
 		model:     model,
 		idleGrace: r.opts.IdleGrace,
 		shared:    sl.shared,
+		provider:  spec.Provider,
+		modelName: model.ID,
+	}
+	if row != nil && row.Model != "" {
+		run.modelName = row.Model // the model as asked for, listed or not
+	} else if run.modelName == "" {
+		run.modelName = spec.Model()
 	}
 	r.mu.Lock()
 	switch {
@@ -291,6 +302,7 @@ func (sl *Slots) start(id int64, row *db.Run, s Streamer, spec llm.RunSpec, mode
 	r.runs[id] = run
 	r.wg.Add(1)
 	r.mu.Unlock()
+	r.opts.Metrics.RunStarted(run.provider, run.modelName)
 	if row != nil {
 		run.row, run.created = row, make(chan struct{})
 		r.writer.push(writeOp{w: db.RunWrite{RunID: id, Create: row}, then: run.setRowWritten})
@@ -422,7 +434,8 @@ func (r *Runner) drive(ctx context.Context, run *Run, s Streamer, spec llm.RunSp
 	<-checkpointsDone
 
 	status := db.RunDone
-	switch cause := run.settle(ctx); {
+	cause := run.settle(ctx)
+	switch {
 	case errors.Is(cause, ErrCancelled), errors.Is(cause, ErrNoListener):
 		status, upstreamErr = db.RunCancelled, nil
 	case errors.Is(cause, ErrShutdown):
@@ -441,6 +454,7 @@ func (r *Runner) drive(ctx context.Context, run *Run, s Streamer, spec llm.RunSp
 		status, upstreamErr = db.RunError, &llm.Error{Kind: KindInternal, Message: "Knobs hit an internal error while relaying this run and stopped it; it has been logged. What came before is kept."}
 	}
 	end := run.finish(status, upstreamErr, spec.Body, time.Now())
+	r.opts.Metrics.RunFinished(run.metricsEnd(status, upstreamErr, cause, end))
 	if end.encodeErr != nil {
 		r.log.Error("encoding the result of run", "run", run.ID, "err", end.encodeErr)
 	}

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"knobs/db"
+	"knobs/metrics"
 )
 
 // writer stores what runs write (new rows, checkpoint chunks, endings,
@@ -18,8 +19,9 @@ import (
 // Writes are committed in the order they were queued, so a run's row is
 // always written before its chunks and its ending.
 type writer struct {
-	store Store
-	log   *slog.Logger
+	store   Store
+	log     *slog.Logger
+	metrics *metrics.Metrics // told the queue's length as it changes
 
 	mu      sync.Mutex
 	queue   []writeOp
@@ -48,8 +50,8 @@ const (
 	writeTimeout   = 10 * time.Second
 )
 
-func newWriter(store Store, log *slog.Logger) *writer {
-	w := &writer{store: store, log: log, wake: make(chan struct{}, 1), done: make(chan struct{})}
+func newWriter(store Store, log *slog.Logger, m *metrics.Metrics) *writer {
+	w := &writer{store: store, log: log, metrics: m, wake: make(chan struct{}, 1), done: make(chan struct{})}
 	go w.loop()
 	return w
 }
@@ -69,6 +71,7 @@ func (wr *writer) push(op writeOp) {
 		return
 	}
 	wr.queue = append(wr.queue, op)
+	wr.metrics.WriterQueue(len(wr.queue))
 	wr.mu.Unlock()
 	select {
 	case wr.wake <- struct{}{}:
@@ -128,6 +131,7 @@ func (wr *writer) take() (batch []writeOp, last bool) {
 	if len(wr.queue) == 0 {
 		wr.queue = nil
 	}
+	wr.metrics.WriterQueue(len(wr.queue))
 	return batch, wr.stopped && len(wr.queue) == 0
 }
 

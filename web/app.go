@@ -16,6 +16,8 @@ import (
 	"knobs/db"
 	"knobs/field"
 	"knobs/handlers"
+	"knobs/logs"
+	"knobs/metrics"
 	"knobs/web/session"
 )
 
@@ -29,6 +31,8 @@ const StorageFullMessage = "Knobs' storage is full: nothing new can be saved unt
 
 // New builds the app with its middleware and routes.
 func New(h *handlers.Handler, sessions *session.Manager, log *slog.Logger) *fiber.App {
+	// Lines logged with a request's context carry its id.
+	log = logs.WithRequests(log)
 	app := fiber.New(fiber.Config{
 		AppName:               "Knobs",
 		BodyLimit:             BodyLimit,
@@ -39,9 +43,26 @@ func New(h *handlers.Handler, sessions *session.Manager, log *slog.Logger) *fibe
 		ErrorHandler:          errorHandler(h, log),
 	})
 	allowUploads(app)
-	app.Use(recoverer(log), requestLog(log), securityHeaders)
+	// The request line and its count come after the recoverer, so that a
+	// request whose handler panicked is logged and counted as its 500.
+	app.Use(requestID, requestLog(log, h.Metrics()), recoverer(log), securityHeaders)
 	routes(app, h, sessions, log)
 	return app
+}
+
+// requestID gives the request its id: the X-Request-Id a client or
+// proxy sent when it is a sane one (see logs.ValidRequestID), else a new
+// one. The answer carries it in X-Request-Id, and every line logged with
+// the request's context (c.UserContext(), what handlers pass the store)
+// carries it as request_id.
+func requestID(c *fiber.Ctx) error {
+	id := c.Get(fiber.HeaderXRequestID)
+	if !logs.ValidRequestID(id) {
+		id = logs.NewRequestID()
+	}
+	c.Set(fiber.HeaderXRequestID, id)
+	c.SetUserContext(logs.WithRequestID(c.UserContext(), id))
+	return c.Next()
 }
 
 // recoverer turns a panic in a handler into a 500 and a logged stack.
@@ -49,7 +70,7 @@ func recoverer(log *slog.Logger) fiber.Handler {
 	return func(c *fiber.Ctx) (err error) {
 		defer func() {
 			if r := recover(); r != nil {
-				log.Error("panic serving request", "method", c.Method(), "path", logPath(c), "panic", fmt.Sprint(r), "stack", string(debug.Stack()))
+				log.ErrorContext(c.UserContext(), "panic serving request", "method", c.Method(), "path", logPath(c), "panic", fmt.Sprint(r), "stack", string(debug.Stack()))
 				err = fiber.NewError(fiber.StatusInternalServerError, "")
 			}
 		}()
@@ -57,9 +78,9 @@ func recoverer(log *slog.Logger) fiber.Handler {
 	}
 }
 
-// requestLog writes one line per request; it never logs bodies or query
-// strings.
-func requestLog(log *slog.Logger) fiber.Handler {
+// requestLog writes one line per request, and counts it in the metrics
+// by its route's pattern; it never logs bodies or query strings.
+func requestLog(log *slog.Logger, m *metrics.Metrics) fiber.Handler {
 	return func(c *fiber.Ctx) error {
 		start := time.Now()
 		err := c.Next()
@@ -75,10 +96,42 @@ func requestLog(log *slog.Logger) fiber.Handler {
 		case err != nil:
 			status = fiber.StatusInternalServerError
 		}
-		log.Info("request", "method", c.Method(), "path", logPath(c), "status", status,
+		log.InfoContext(c.UserContext(), "request", "method", c.Method(), "path", logPath(c), "status", status,
 			"ms", float64(time.Since(start).Microseconds())/1000, "addr", c.IP())
+		m.Request(methodLabel(c.Method()), routeLabel(c, status), status)
 		return err
 	}
+}
+
+// methodLabel is method as a label value: one of the constants, since
+// Fiber's strings point into buffers it reuses for the next request, and
+// a label value is kept.
+func methodLabel(method string) string {
+	for _, m := range []string{fiber.MethodGet, fiber.MethodPost, fiber.MethodPut, fiber.MethodDelete, fiber.MethodPatch, fiber.MethodHead, fiber.MethodOptions} {
+		if method == m {
+			return m
+		}
+	}
+	return "other"
+}
+
+// routeLabel is the pattern of the route that answered c (/runs/:id),
+// never its path: ids and share tokens must not become label values. A
+// request answered by a middleware (a sign-in redirect, a CSRF refusal)
+// or by no route at all has no pattern of its own.
+func routeLabel(c *fiber.Ctx, status int) string {
+	r := c.Route()
+	switch {
+	case r == nil:
+		return "unmatched"
+	case r.Method != "USE":
+		return r.Path
+	case strings.HasPrefix(r.Path, "/static"):
+		return "/static/*"
+	case status == fiber.StatusNotFound:
+		return "unmatched"
+	}
+	return "middleware"
 }
 
 // logPath is the path as logs may show it: the route's pattern for share
@@ -133,7 +186,7 @@ func errorHandler(h *handlers.Handler, log *slog.Logger) fiber.ErrorHandler {
 	return func(c *fiber.Ctx, err error) error {
 		status, msg, problem, logAs := describe(err)
 		if logAs != "" {
-			log.Error(logAs, "method", c.Method(), "path", logPath(c), "err", err)
+			log.ErrorContext(c.UserContext(), logAs, "method", c.Method(), "path", logPath(c), "err", err)
 		}
 		if wantsJSON(c) {
 			out := errorAnswer{Error: msg}
@@ -150,7 +203,7 @@ func errorHandler(h *handlers.Handler, log *slog.Logger) fiber.ErrorHandler {
 			heading = "Something went wrong"
 		}
 		if rerr := h.ErrorPage(c, status, heading, msg); rerr != nil {
-			log.Error("rendering error page", "err", rerr)
+			log.ErrorContext(c.UserContext(), "rendering error page", "err", rerr)
 			return c.Status(status).SendString(msg)
 		}
 		return nil

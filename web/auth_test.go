@@ -287,7 +287,7 @@ func TestLogOut(t *testing.T) {
 }
 
 // publicRoutes need no sign-in; every other route of the app does.
-var publicRoutes = []string{"/healthz", "/static", "/assets", "/login", "/signup", "/logout", "/reset", "/auth/oidc", "/s", "/p", "/g", "/e", "/a", "/r", "/api/v1/openapi.json"}
+var publicRoutes = []string{"/healthz", "/readyz", "/metrics", "/static", "/assets", "/login", "/signup", "/logout", "/reset", "/auth/oidc", "/s", "/p", "/g", "/e", "/a", "/r", "/api/v1/openapi.json"}
 
 // publicPages are single pages open to anyone: the API's documentation
 // (the API under it needs a token or a session).

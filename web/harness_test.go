@@ -10,7 +10,6 @@ import (
 	"errors"
 	"html"
 	"io"
-	"log/slog"
 	"net"
 	"net/http"
 	"net/http/cookiejar"
@@ -32,7 +31,9 @@ import (
 	"knobs/experiment"
 	"knobs/handlers"
 	"knobs/llm"
+	"knobs/logs"
 	"knobs/markdown"
+	"knobs/metrics"
 	"knobs/runner"
 	"knobs/vault"
 	"knobs/web"
@@ -54,6 +55,12 @@ type server struct {
 	app    *fiber.App
 	cfg    config.Config
 	log    *logBuffer
+	// metricsURL is http://host:port/metrics of KNOBS_METRICS_ADDR, when
+	// the test set it.
+	metricsURL string
+	// beginStop tells the handlers Knobs is shutting down, as main's
+	// context does, without stopping anything yet.
+	beginStop func()
 	// stop shuts the server down as a stop of Knobs does (experiments,
 	// runs, then the listener), once; the test's cleanup calls it too.
 	stop func()
@@ -133,8 +140,8 @@ func newServer(t testing.TB, opts ...serverOption) *server {
 	if err != nil {
 		t.Fatalf("config: %v", err)
 	}
-	logs := &logBuffer{}
-	log := slog.New(slog.NewTextHandler(logs, nil))
+	logBuf := &logBuffer{}
+	log := logs.New(logBuf, cfg.LogFormat)
 
 	if _, err := os.Stat(cfg.DBPath); os.IsNotExist(err) {
 		dbtest.Fresh(t, cfg.DBPath)
@@ -165,13 +172,33 @@ func newServer(t testing.TB, opts ...serverOption) *server {
 	}
 	def(&setup.runner.MaxRunsPerUser, cfg.MaxRunsPerUser)
 	def(&setup.runner.MaxRuns, cfg.MaxRuns)
+	// Metrics as main.go counts and serves them.
+	var m *metrics.Metrics
+	var metricsURL string
+	if cfg.MetricsAddr != "" || cfg.MetricsToken != "" {
+		m = metrics.New()
+		store.ObserveWrites(m.DBWrite)
+		setup.runner.Metrics = m
+	}
+	if cfg.MetricsAddr != "" {
+		mln, err := net.Listen("tcp", cfg.MetricsAddr)
+		if err != nil {
+			t.Fatalf("metrics listen: %v", err)
+		}
+		msrv := m.Server()
+		go msrv.Serve(mln)
+		t.Cleanup(func() { msrv.Close() })
+		metricsURL = "http://" + mln.Addr().String() + "/metrics"
+	}
 	var runStore runner.Store = store
 	if setup.runStore != nil {
 		runStore = setup.runStore(store)
 	}
 	runs := runner.New(runStore, log, setup.runner)
+	stopping := make(chan struct{}) // closed as a stop of Knobs begins, as main's context is
+	beginStop := sync.OnceFunc(func() { close(stopping) })
 	h := handlers.New(handlers.Options{Store: store, Box: box, Config: cfg, Log: log, Runner: runs, BcryptCost: bcrypt.MinCost, Sim: setup.sim, Now: setup.now,
-		Experiments: setup.experiments})
+		Experiments: setup.experiments, Metrics: m, Stopping: stopping})
 	app := web.New(h, session.NewManager(cfg.Secret, cfg.SecureCookies), log)
 
 	ln, err := net.Listen("tcp", cfg.Addr)
@@ -190,6 +217,7 @@ func newServer(t testing.TB, opts ...serverOption) *server {
 	var once sync.Once
 	stop := func() {
 		once.Do(func() {
+			beginStop()
 			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 			defer cancel()
 			if err := h.ShutdownExperiments(ctx); err != nil {
@@ -208,7 +236,8 @@ func newServer(t testing.TB, opts ...serverOption) *server {
 		})
 	}
 	t.Cleanup(stop)
-	return &server{url: "http://" + ln.Addr().String(), dbPath: cfg.DBPath, store: store, runs: runs, app: app, cfg: cfg, log: logs, stop: stop}
+	return &server{url: "http://" + ln.Addr().String(), dbPath: cfg.DBPath, store: store, runs: runs, app: app, cfg: cfg, log: logBuf, stop: stop,
+		metricsURL: metricsURL, beginStop: beginStop}
 }
 
 // logBuffer collects the server's log for tests that look at it.

@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"net/http/httptest"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"sync"
 	"testing"
@@ -19,6 +20,7 @@ import (
 	"knobs/config"
 	"knobs/db"
 	"knobs/handlers"
+	knobslogs "knobs/logs"
 	"knobs/vault"
 )
 
@@ -50,15 +52,17 @@ func TestRecovererTurnsAPanicIntoA500(t *testing.T) {
 		t.Fatal(err)
 	}
 	var logs lockedBuffer
-	log := slog.New(slog.NewTextHandler(&logs, nil))
+	log := knobslogs.WithRequests(slog.New(slog.NewTextHandler(&logs, nil))) // as New makes it
 	h := handlers.New(handlers.Options{Store: store, Box: box, Config: config.Config{}, Log: log, BcryptCost: 4})
 
 	app := fiber.New(fiber.Config{ErrorHandler: errorHandler(h, log)})
-	app.Use(recoverer(log), requestLog(log), securityHeaders)
+	app.Use(requestID, requestLog(log, nil), recoverer(log), securityHeaders)
 	app.Get("/boom", func(c *fiber.Ctx) error { panic("kaboom: secret detail") })
 	app.Get("/fine", func(c *fiber.Ctx) error { return c.SendString("fine") })
 
-	resp, err := app.Test(httptest.NewRequest("GET", "/boom", nil), -1)
+	boom := httptest.NewRequest("GET", "/boom", nil)
+	boom.Header.Set("X-Request-Id", "boom-1")
+	resp, err := app.Test(boom, -1)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -75,6 +79,12 @@ func TestRecovererTurnsAPanicIntoA500(t *testing.T) {
 	l := logs.String()
 	if !strings.Contains(l, "panic serving request") || !strings.Contains(l, "kaboom: secret detail") || !strings.Contains(l, "recover_internal_test.go") {
 		t.Errorf("the panic and its stack are not logged:\n%s", l)
+	}
+	// The panic's line and the request's line carry the request's id, and
+	// the request is logged as the 500 it was answered.
+	if !regexp.MustCompile(`msg="panic serving request".*request_id=boom-1`).MatchString(l) ||
+		!regexp.MustCompile(`msg=request method=GET path=/boom status=500 .*request_id=boom-1`).MatchString(l) {
+		t.Errorf("the panic's and the request's lines do not carry the request id and status:\n%s", l)
 	}
 
 	resp, err = app.Test(httptest.NewRequest("GET", "/fine", nil), -1)

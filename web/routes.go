@@ -18,6 +18,10 @@ import (
 func routes(app *fiber.App, h *handlers.Handler, sessions *session.Manager, log *slog.Logger) {
 	// Open to anyone, no session.
 	app.Get("/healthz", h.Healthz)
+	app.Get("/readyz", h.Readyz)
+	// Only with KNOBS_METRICS_TOKEN, and only with it as a bearer token;
+	// otherwise a 404 as for any unknown path.
+	app.Get("/metrics", h.ShowMetrics)
 	app.Use("/static", filesystem.New(filesystem.Config{Root: http.FS(static.FS), MaxAge: 300}))
 	app.Get("/assets/code.css", h.CodeCSS)
 
