@@ -114,8 +114,11 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 	// A backup directory Knobs cannot write to stops it before it opens
 	// the database.
 	var backups *backup.Scheduler
+	// m is set below, before the scheduler starts; metrics are nil-safe.
+	var m *metrics.Metrics
 	if cfg.BackupDir != "" {
-		backups, err = backup.New(backup.Options{DB: cfg.DBPath, Dir: cfg.BackupDir, Every: cfg.BackupEvery, Keep: cfg.BackupKeep, Grace: 5 * time.Second, Log: log})
+		backups, err = backup.New(backup.Options{DB: cfg.DBPath, Dir: cfg.BackupDir, Every: cfg.BackupEvery, Keep: cfg.BackupKeep, Grace: 5 * time.Second, Log: log,
+			OnBackup: func(ok bool, d time.Duration, size int64) { m.Backup(ok, d, size) }})
 		if err != nil {
 			return fmt.Errorf("KNOBS_BACKUP_DIR: %w", err)
 		}
@@ -167,7 +170,6 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 
 	// Metrics are counted only when they are served somewhere: on a
 	// listener of their own, or behind a token on the main port.
-	var m *metrics.Metrics
 	if cfg.MetricsAddr != "" || cfg.MetricsToken != "" {
 		m = metrics.New()
 		store.ObserveWrites(m.DBWrite)

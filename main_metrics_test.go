@@ -8,7 +8,9 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
+	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
 )
@@ -82,5 +84,70 @@ func TestRunServesMetricsOnTheirOwnAddress(t *testing.T) {
 	err = run(t.Context(), nil, envFrom(map[string]string{"KNOBS_ADDR": "127.0.0.1:0", "KNOBS_DB": dbPath, "KNOBS_METRICS_ADDR": busy.Addr().String()}), &out)
 	if err == nil || !strings.Contains(err.Error(), "KNOBS_METRICS_ADDR") {
 		t.Errorf("a taken metrics address: %v, want an error naming KNOBS_METRICS_ADDR", err)
+	}
+}
+
+// A scheduled backup is counted in the metrics Knobs serves: the
+// scheduler's outcome reaches knobs_backups_total and the time of the
+// last good one.
+func TestScheduledBackupIsCounted(t *testing.T) {
+	dir := t.TempDir()
+	backups := filepath.Join(dir, "backups")
+	token := "metrics-token-0123456789"
+	base, stop := start(t, map[string]string{"KNOBS_ADDR": "127.0.0.1:0", "KNOBS_DB": filepath.Join(dir, "knobs.db"),
+		"KNOBS_BACKUP_DIR": backups, "KNOBS_METRICS_TOKEN": token})
+	defer stop()
+	scrape := func() map[string]*dto.MetricFamily {
+		t.Helper()
+		req, _ := http.NewRequest(http.MethodGet, base+"/metrics", nil)
+		req.Header.Set("Authorization", "Bearer "+token)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		if resp.StatusCode != http.StatusOK {
+			t.Fatalf("/metrics with the token: %d", resp.StatusCode)
+		}
+		p := expfmt.NewTextParser(model.UTF8Validation)
+		families, err := p.TextToMetricFamilies(resp.Body)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return families
+	}
+	backupsTaken := func(f map[string]*dto.MetricFamily, result string) float64 {
+		for _, s := range f["knobs_backups_total"].GetMetric() {
+			for _, l := range s.GetLabel() {
+				if l.GetName() == "result" && l.GetValue() == result {
+					return s.GetCounter().GetValue()
+				}
+			}
+		}
+		return -1
+	}
+	// The first backup is taken at start; wait for its file, then for
+	// its count (the hook runs just after the file is in place).
+	var f map[string]*dto.MetricFamily
+	for i := 0; ; i++ {
+		if i == 3000 {
+			t.Fatalf("no backup counted; knobs_backups_total: %v", f["knobs_backups_total"])
+		}
+		f = scrape()
+		if backupsTaken(f, "ok") == 1 {
+			break
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if n := backupsTaken(f, "error"); n != 0 {
+		t.Errorf("failed backups counted: %v, want 0", n)
+	}
+	names, _ := filepath.Glob(filepath.Join(backups, "knobs-*.db"))
+	if len(names) != 1 {
+		t.Fatalf("backups written: %v, want 1", names)
+	}
+	last := f["knobs_backup_last_success_timestamp_seconds"].GetMetric()
+	if len(last) != 1 || last[0].GetGauge().GetValue() < float64(time.Now().Add(-time.Minute).Unix()) {
+		t.Errorf("the last good backup's time: %v", last)
 	}
 }
