@@ -53,6 +53,9 @@ func (h *Handler) streamPair(c *fiber.Ctx, a db.Arena, cs []db.ArenaContestant, 
 	h.goBackground(func() {
 		defer close(done)
 		p, err := h.drawPair(h.background, a, cs, voter, mine, all, f.watch)
+		// The answers' last words, read from their finished runs: the
+		// stream shows each answer whole before the pair.
+		f.read()
 		if err == nil {
 			var out PairAnswer
 			if out, err = h.pairAnswer(h.background, a, cs, p, false); err == nil {
@@ -88,16 +91,18 @@ func arenaHeldWords(terms []string) int {
 	return min(n, 40)
 }
 
-// settledText is the part of a streaming answer that is shown: all of it
-// once its run has finished, else all but its last words (held words),
-// since a name may come in pieces ("Clau", "de 3.", "5") and must be
-// masked whole. Text without spaces holds back at most arenaStreamTail
-// bytes, cut before a run of Latin letters and digits.
+// settledText is the part of a streaming answer (masked) that is shown:
+// all of it once its run has finished, else all but its last words (held
+// words), since a name may still be coming in pieces ("Aurora Bor") that
+// the masker will hide only once whole. Text without spaces holds back at
+// most arenaStreamTail bytes, cut before a run of Latin letters and
+// digits.
 func settledText(s string, finished bool, held int) string {
 	if finished {
 		return s
 	}
-	cut := len(s)
+	// Spaces at the end end a word; they are no word of their own.
+	cut := len(strings.TrimRightFunc(s, unicode.IsSpace))
 	for range held {
 		i := strings.LastIndexFunc(s[:cut], unicode.IsSpace)
 		if i < 0 {
@@ -242,7 +247,10 @@ func (f *pairFeed) read() {
 				s.raw.WriteString(clipBytes(d.Text, arenaAnswerMax-s.raw.Len()))
 			}
 		}
-		shown := f.masker.Mask(settledText(s.raw.String(), finished, f.held))
+		// Masked whole, so that a name already written is masked however
+		// the cut falls; then its last words held back, which may be a
+		// name still being written.
+		shown := settledText(f.masker.Mask(s.raw.String()), finished, f.held)
 		if shown == s.sent {
 			continue
 		}
