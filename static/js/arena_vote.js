@@ -21,6 +21,13 @@ const message = $("av-message");
 const loading = $("av-loading");
 const writeForm = $("av-write");
 const voterName = $("av-voter");
+// A speed demo's banner stays in view, under the sticky top bar, whose
+// height changes with the width (its links wrap on a phone).
+const banner = $("av-speed");
+const topbar = document.querySelector(".topbar");
+if (banner && topbar) {
+  new ResizeObserver(() => root.style.setProperty("--topbar-h", `${topbar.offsetHeight}px`)).observe(topbar);
+}
 const choiceWords = { a: "A is better", b: "B is better", tie: "Tie", both_bad: "Both are bad" };
 
 let pair = null; // the pair shown, until it is voted on
