@@ -10,6 +10,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -238,5 +239,34 @@ func TestArenaSpeedDemoStreamsOnlyMaskedText(t *testing.T) {
 	var a db.Arena
 	if a, _ = srv.store.Arena(t.Context(), ar.ID); a.Calls != 2 {
 		t.Errorf("calls: %d, want the budget's 2", a.Calls)
+	}
+}
+
+func TestArenaSpeedDemoFromTheForm(t *testing.T) {
+	t.Parallel()
+	srv, admin := newTeam(t)
+	checked := regexp.MustCompile(`<input type="checkbox" id="ar-streaming"[^>]* checked[ >]`)
+	if page := admin.get("/arenas/new"); !page.has(`id="ar-streaming"`) || checked.MatchString(page.body) {
+		t.Errorf("the new arena form's speed demo box: %s", errorText(page))
+	}
+	f := arenaForm()
+	f.Set("show_streaming", "on")
+	f.Set("mode", "live")
+	// Refused for another field: the box stays ticked.
+	r := admin.postForm("/arenas", f)
+	wantPage(t, r, http.StatusUnprocessableEntity, "A live arena needs a budget")
+	if !checked.MatchString(r.body) {
+		t.Error("a refused form lost its speed demo box")
+	}
+	f.Set("budget_calls", "10")
+	r = admin.postForm("/arenas", f)
+	if r.status != http.StatusSeeOther {
+		t.Fatalf("a speed demo from the form: %d %s", r.status, errorText(r))
+	}
+	wantPage(t, admin.follow(r), http.StatusOK, "Speed demo — not blind.", "Not a blind ranking")
+	wantPage(t, admin.get("/arenas"), http.StatusOK, "speed demo, not blind")
+	as, _ := srv.store.Arenas(t.Context(), 0, 10)
+	if len(as) != 1 || !as[0].ShowStreaming || as[0].Mode != "live" {
+		t.Errorf("stored: %+v", as)
 	}
 }
