@@ -24,6 +24,11 @@ import (
 // second, and each one masks the text again.
 const arenaStreamEvery = 60 * time.Millisecond
 
+// arenaStreamMax bounds the text events of one speed demo's stream: an
+// answer's mask changing again and again (each change resends the text
+// after it) stops the streaming there, and the pair still ends it.
+const arenaStreamMax = 4 << 20
+
 // arenaStreamTail bounds the text a speed demo holds back in an answer
 // written without spaces (Chinese, Japanese), where words give no place
 // to cut.
@@ -145,6 +150,7 @@ type pairFeed struct {
 
 	mu       sync.Mutex
 	frames   [][]byte
+	size     int // the frames' bytes
 	finished bool
 	changed  chan struct{} // closed when frames grow
 	prompt   string
@@ -178,6 +184,7 @@ func (f *pairFeed) add(event string, data any) {
 	}
 	frame := "id: " + strconv.Itoa(len(f.frames)+1) + "\nevent: " + event + "\ndata: " + string(b) + "\n\n"
 	f.frames = append(f.frames, []byte(frame))
+	f.size += len(frame)
 	close(f.changed)
 	f.changed = make(chan struct{})
 }
@@ -229,7 +236,7 @@ func (f *pairFeed) read() {
 	defer f.mu.Unlock()
 	for _, name := range []string{"a", "b"} {
 		s := f.sides[name]
-		if s == nil {
+		if s == nil || f.size > arenaStreamMax {
 			continue
 		}
 		frames, finished, _ := s.run.Frames(s.read)
