@@ -50,31 +50,36 @@ type CreateArenaInput struct {
 		MaxVotesPerVoter *int              `json:"max_votes_per_voter,omitempty" minimum:"1"`
 		EndsAt           *time.Time        `json:"ends_at,omitempty" doc:"When voting ends."`
 		MaskTerms        []string          `json:"mask_terms,omitempty" maxItems:"200" doc:"Words hidden from voters besides the contestants' names, models and providers and the built-in list."`
+		ShowStreaming    bool              `json:"show_streaming,omitempty" doc:"A speed demo, for live arenas only: voters watch both answers stream side by side as they are written. Not blind: the streaming speed can reveal which model is which, and the results say blind false."`
 	}
 }
 
 // ArenaDetail is an arena as its owner and team see it.
 type ArenaDetail struct {
-	ID          int64              `json:"id"`
-	Name        string             `json:"name"`
-	Owner       string             `json:"owner"`
-	Link        string             `json:"link" doc:"The voting link, /a/{token}."`
-	Status      string             `json:"status" enum:"preparing,ready,error" doc:"preparing while pregenerated answers are made."`
-	Error       string             `json:"error"`
-	Audience    string             `json:"audience" enum:"team,public"`
-	Mode        string             `json:"mode" enum:"pregenerated,live"`
-	PromptsKind string             `json:"prompts" enum:"dataset,list,open"`
-	Prompts     int                `json:"prompt_count"`
-	Contestants []ArenaContestantV `json:"contestants" nullable:"false"`
-	Answers     ArenaProgress      `json:"answers"`
-	Votes       int                `json:"votes"`
-	SpentUSD    float64            `json:"spent_usd"`
-	Calls       int                `json:"calls"`
-	BudgetUSD   *float64           `json:"budget_usd"`
-	BudgetCalls *int               `json:"budget_calls"`
-	EndsAt      *time.Time         `json:"ends_at"`
-	Revoked     bool               `json:"revoked"`
-	CreatedAt   time.Time          `json:"created_at"`
+	ID       int64  `json:"id"`
+	Name     string `json:"name"`
+	Owner    string `json:"owner"`
+	Link     string `json:"link" doc:"The voting link, /a/{token}."`
+	Status   string `json:"status" enum:"preparing,ready,error" doc:"preparing while pregenerated answers are made."`
+	Error    string `json:"error"`
+	Audience string `json:"audience" enum:"team,public"`
+	Mode     string `json:"mode" enum:"pregenerated,live"`
+	// ShowStreaming and Blind say the same thing two ways: a speed demo
+	// is not blind.
+	ShowStreaming bool               `json:"show_streaming" doc:"Voters watch both answers stream side by side (a speed demo)."`
+	Blind         bool               `json:"blind" doc:"false for a speed demo: the streaming speed can reveal which model is which."`
+	PromptsKind   string             `json:"prompts" enum:"dataset,list,open"`
+	Prompts       int                `json:"prompt_count"`
+	Contestants   []ArenaContestantV `json:"contestants" nullable:"false"`
+	Answers       ArenaProgress      `json:"answers"`
+	Votes         int                `json:"votes"`
+	SpentUSD      float64            `json:"spent_usd"`
+	Calls         int                `json:"calls"`
+	BudgetUSD     *float64           `json:"budget_usd"`
+	BudgetCalls   *int               `json:"budget_calls"`
+	EndsAt        *time.Time         `json:"ends_at"`
+	Revoked       bool               `json:"revoked"`
+	CreatedAt     time.Time          `json:"created_at"`
 }
 
 // ArenaContestantV is a contestant as its arena's page shows it.
@@ -191,6 +196,9 @@ func (h *Handler) createArena(ctx context.Context, u db.User, in *CreateArenaInp
 	if kind == "open" && b.Mode != "live" {
 		fe.Add("mode", "Voters' own prompts are answered live: choose mode live.")
 	}
+	if b.ShowStreaming && b.Mode != "live" {
+		fe.Add("show_streaming", "Streaming side by side needs live answers: answers made ahead of time are complete before anyone votes. Choose live answers, or leave the speed demo off.")
+	}
 	if b.Mode == "live" && b.BudgetUSD == nil && b.BudgetCalls == nil {
 		fe.Add("budget_usd", "A live arena needs a budget, in dollars or calls, so that voters cannot spend without bound.")
 	}
@@ -273,7 +281,7 @@ func (h *Handler) createArena(ctx context.Context, u db.User, in *CreateArenaInp
 	}
 	a := db.Arena{OwnerID: u.ID, Name: name, Audience: b.Audience, Mode: b.Mode, PromptsKind: kind, DatasetID: ds.ID,
 		DatasetVersion: ds.Version, BudgetUSD: b.BudgetUSD, BudgetCalls: b.BudgetCalls, MaxVotesPerVoter: b.MaxVotesPerVoter,
-		MaskTerms: b.MaskTerms, Status: status}
+		MaskTerms: b.MaskTerms, ShowStreaming: b.ShowStreaming, Status: status}
 	if b.EndsAt != nil {
 		a.EndsAt = *b.EndsAt
 	}
@@ -337,7 +345,7 @@ func (h *Handler) arenaContestant(ctx context.Context, i int, c ContestantInput)
 // arenaDetail is an arena as the API shows it.
 func (h *Handler) arenaDetail(ctx context.Context, a db.Arena) (ArenaDetail, error) {
 	d := ArenaDetail{ID: a.ID, Name: a.Name, Owner: a.OwnerName, Link: "/a/" + a.Token, Status: a.Status, Error: a.Error,
-		Audience: a.Audience, Mode: a.Mode, PromptsKind: a.PromptsKind, Votes: a.Votes, SpentUSD: a.SpentUSD, Calls: a.Calls,
+		Audience: a.Audience, Mode: a.Mode, ShowStreaming: a.ShowStreaming, Blind: !a.ShowStreaming, PromptsKind: a.PromptsKind, Votes: a.Votes, SpentUSD: a.SpentUSD, Calls: a.Calls,
 		BudgetUSD: a.BudgetUSD, BudgetCalls: a.BudgetCalls, Revoked: !a.RevokedAt.IsZero(), CreatedAt: a.CreatedAt,
 		Contestants: []ArenaContestantV{}}
 	if !a.EndsAt.IsZero() {

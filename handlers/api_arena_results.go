@@ -19,6 +19,7 @@ import (
 // voter.
 type ArenaResults struct {
 	Votes        int                `json:"votes"`
+	Blind        bool               `json:"blind" doc:"false when the arena is a speed demo: voters watched the answers stream, so speed could tell them which model was which."`
 	Contestants  []ArenaStanding    `json:"contestants" nullable:"false" doc:"Highest score first."`
 	PositionBias ArenaPositionBias  `json:"position_bias"`
 	Matrix       [][]ArenaMatchCell `json:"matrix" doc:"matrix[i][j]: how contestant i (by index) did against j."`
@@ -143,7 +144,7 @@ func (h *Handler) arenaResults(ctx context.Context, a db.Arena) (ArenaResults, e
 	if err != nil {
 		return ArenaResults{}, err
 	}
-	out := ArenaResults{Votes: r.Votes, Contestants: []ArenaStanding{}, PerPrompt: []ArenaPromptVotes{}, PerVoter: []ArenaVoterVotes{},
+	out := ArenaResults{Votes: r.Votes, Blind: !a.ShowStreaming, Contestants: []ArenaStanding{}, PerPrompt: []ArenaPromptVotes{}, PerVoter: []ArenaVoterVotes{},
 		PositionBias: ArenaPositionBias{Decisive: r.Position.Decisive, AWins: r.Position.AWins, Share: r.Position.Share, Low: r.Position.Low, High: r.Position.High}}
 	for _, i := range r.Order {
 		c := r.Contestants[i]

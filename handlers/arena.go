@@ -93,6 +93,11 @@ func withPrompt(spec llm.RunSpec, text string) (json.RawMessage, error) {
 // arenaMasker is an arena's blinding: the built-in names, its own terms,
 // and its contestants' names, models and providers.
 func (h *Handler) arenaMasker(a db.Arena, cs []db.ArenaContestant) (*arena.Masker, error) {
+	return arena.NewMasker(h.arenaMaskTerms(a, cs))
+}
+
+// arenaMaskTerms are the words an arena hides besides the built-in names.
+func (h *Handler) arenaMaskTerms(a db.Arena, cs []db.ArenaContestant) []string {
 	terms := append([]string(nil), a.MaskTerms...)
 	for _, c := range cs {
 		terms = append(terms, c.Name)
@@ -111,7 +116,7 @@ func (h *Handler) arenaMasker(a db.Arena, cs []db.ArenaContestant) (*arena.Maske
 			}
 		}
 	}
-	return arena.NewMasker(dedupe(terms))
+	return dedupe(terms)
 }
 
 func dedupe(s []string) []string {
@@ -129,12 +134,8 @@ func dedupe(s []string) []string {
 
 // arenaAnswer makes one contestant's answer to a prompt as the arena's
 // owner, waits for it, and stores it: its text, or why there is none.
-func (h *Handler) arenaAnswer(ctx context.Context, a db.Arena, c db.ArenaContestant, p db.ArenaPrompt) (ans db.ArenaAnswer, costUSD float64) {
-	ans, costUSD = h.makeArenaAnswer(ctx, a, c, p)
-	return ans, costUSD
-}
-
-func (h *Handler) makeArenaAnswer(ctx context.Context, a db.Arena, c db.ArenaContestant, p db.ArenaPrompt) (db.ArenaAnswer, float64) {
+// started, when not nil, is told of the run as it starts.
+func (h *Handler) arenaAnswer(ctx context.Context, a db.Arena, c db.ArenaContestant, p db.ArenaPrompt, started func(*runner.Run)) (db.ArenaAnswer, float64) {
 	ans := db.ArenaAnswer{Prompt: p.Index, Contestant: c.Index, Status: "error"}
 	setup, err := arenaSetup(c, p, a.PromptsKind)
 	if err != nil {
@@ -142,7 +143,7 @@ func (h *Handler) makeArenaAnswer(ctx context.Context, a db.Arena, c db.ArenaCon
 		return ans, 0
 	}
 	for {
-		started, fe, err := h.launchCell(ctx, a.OwnerID, setup)
+		launched, fe, err := h.launchCell(ctx, a.OwnerID, setup)
 		var le *runner.LimitError
 		if errors.As(err, &le) {
 			select {
@@ -161,9 +162,12 @@ func (h *Handler) makeArenaAnswer(ctx context.Context, a db.Arena, c db.ArenaCon
 			ans.Error = "Not sent: " + fe.Describe()
 			return ans, 0
 		}
-		run := started.Run
+		run := launched.Run
 		ans.RunID = run.ID
 		leave := run.Subscribe()
+		if started != nil {
+			started(run)
+		}
 		select {
 		case <-run.Kept():
 		case <-ctx.Done():
@@ -254,7 +258,7 @@ func (h *Handler) prepareArena(a db.Arena) {
 		go func() {
 			defer wg.Done()
 			for t := range todo {
-				ans, cost := h.arenaAnswer(ctx, a, cs[t.Contestant], ps[t.Prompt])
+				ans, cost := h.arenaAnswer(ctx, a, cs[t.Contestant], ps[t.Prompt], nil)
 				if ctx.Err() != nil {
 					continue // left pending for the next start
 				}

@@ -57,7 +57,8 @@ func arenaFormOf(c *fiber.Ctx) views.ArenaForm {
 	f := views.ArenaForm{Name: c.FormValue("name"), Source: c.FormValue("source"), Dataset: c.FormValue("dataset"),
 		DatasetVersion: c.FormValue("dataset_version"), List: c.FormValue("list"), Audience: c.FormValue("audience"),
 		Mode: c.FormValue("mode"), BudgetUSD: c.FormValue("budget_usd"), BudgetCalls: c.FormValue("budget_calls"),
-		MaxVotes: c.FormValue("max_votes_per_voter"), EndsOn: c.FormValue("ends_on"), MaskTerms: c.FormValue("mask_terms")}
+		MaxVotes: c.FormValue("max_votes_per_voter"), EndsOn: c.FormValue("ends_on"), MaskTerms: c.FormValue("mask_terms"),
+		ShowStreaming: c.FormValue("show_streaming") != ""}
 	names, presets, labels, versions := multi("c_name"), multi("c_preset"), multi("c_label"), multi("c_version")
 	providers, endpoints, bodies := multi("c_provider"), multi("c_endpoint"), multi("c_body")
 	at := func(xs []string, i int) string {
@@ -93,7 +94,7 @@ func arenaRequest(f views.ArenaForm) (*CreateArenaInput, []int, field.Errors) {
 	in := &CreateArenaInput{}
 	b := &in.Body
 	fe := field.Errors{}
-	b.Name, b.Audience, b.Mode = f.Name, f.Audience, f.Mode
+	b.Name, b.Audience, b.Mode, b.ShowStreaming = f.Name, f.Audience, f.Mode, f.ShowStreaming
 	whole := func(key, s string) *int {
 		s = strings.TrimSpace(s)
 		if s == "" {

@@ -36,6 +36,7 @@ func (h *Handler) ShowVotePage(c *fiber.Ctx) error {
 		Base:        "/a/" + a.Token,
 		OpenPrompts: a.PromptsKind == "open",
 		AskName:     a.Audience != db.ShareTeam,
+		Streaming:   a.ShowStreaming && a.Mode == "live",
 	}
 	if signedIn {
 		v.VoterName = u.Username

@@ -61,7 +61,7 @@ func (h *Handler) arenaView(c *fiber.Ctx, a db.Arena, page views.Page) (views.Ar
 		return views.ArenaView{}, err
 	}
 	v := views.ArenaView{Page: page, ID: a.ID, Name: a.Name, Owner: a.OwnerName, Status: a.Status, Error: a.Error,
-		Audience: a.Audience, Mode: a.Mode, Link: c.BaseURL() + d.Link, Revoked: d.Revoked,
+		Audience: a.Audience, Mode: a.Mode, NotBlind: !r.Blind, Link: c.BaseURL() + d.Link, Revoked: d.Revoked,
 		Answers: d.Answers.Done, Failed: d.Answers.Failed, Total: d.Answers.Total, Votes: r.Votes, Created: when(a.CreatedAt),
 		Prompts: arenaPromptsText(d.PromptsKind, d.Prompts), Spend: arenaSpend(d), CSV: fmt.Sprintf("/api/v1/arenas/%d/votes.csv", a.ID)}
 	if d.EndsAt != nil {

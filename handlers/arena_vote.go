@@ -17,6 +17,7 @@ import (
 
 	"knobs/arena"
 	"knobs/db"
+	"knobs/runner"
 )
 
 // voterCookie holds a public arena voter's random id; it is the voter's
@@ -41,9 +42,11 @@ type PairAnswer struct {
 	Votes  VoterTally `json:"votes"`
 }
 
-// PairSide is one answer of a pair.
+// PairSide is one answer of a pair: its text, and the text rendered
+// from Markdown as the playground renders a run's answer (sanitized).
 type PairSide struct {
 	Text string `json:"text"`
+	HTML string `json:"html"`
 	Name string `json:"name,omitempty"` // only in the reveal
 }
 
@@ -166,7 +169,10 @@ func (h *Handler) ArenaPair(c *fiber.Ctx) error {
 		if a.Status == db.ArenaPreparing {
 			return &Problem{Status: fiber.StatusConflict, Message: "The answers are still being made; try again in a minute."}
 		}
-		p, err := h.drawPair(c, a, cs, voter, mine, all)
+		if a.ShowStreaming && a.Mode == "live" && strings.Contains(c.Get(fiber.HeaderAccept), "text/event-stream") {
+			return h.streamPair(c, a, cs, voter, mine, all, tally)
+		}
+		p, err := h.drawPair(ctx(c), a, cs, voter, mine, all, nil)
 		if err != nil {
 			return err
 		}
@@ -180,13 +186,18 @@ func (h *Handler) ArenaPair(c *fiber.Ctx) error {
 	return c.JSON(out)
 }
 
+// answerWatch is told of each live answer of a pair as its run starts,
+// with the pair's prompt and the side it is shown on ("a" or "b"), so
+// that a speed demo can stream it; nil when no one watches.
+type answerWatch func(prompt, side string, run *runner.Run)
+
 // drawPair picks and issues a new pair for a voter.
-func (h *Handler) drawPair(c *fiber.Ctx, a db.Arena, cs []db.ArenaContestant, voter string, mine, all []db.ArenaPair) (db.ArenaPair, error) {
-	prompts, err := h.store.ArenaPrompts(ctx(c), a.ID)
+func (h *Handler) drawPair(ctx context.Context, a db.Arena, cs []db.ArenaContestant, voter string, mine, all []db.ArenaPair, watch answerWatch) (db.ArenaPair, error) {
+	prompts, err := h.store.ArenaPrompts(ctx, a.ID)
 	if err != nil {
 		return db.ArenaPair{}, err
 	}
-	answers, err := h.store.ArenaAnswers(ctx(c), a.ID, -1)
+	answers, err := h.store.ArenaAnswers(ctx, a.ID, -1)
 	if err != nil {
 		return db.ArenaPair{}, err
 	}
@@ -216,7 +227,7 @@ func (h *Handler) drawPair(c *fiber.Ctx, a db.Arena, cs []db.ArenaContestant, vo
 	// made come first (a live arena whose budget is spent still has
 	// them); only then does a live arena make new ones.
 	for _, makeNew := range []bool{false, a.Mode == "live"} {
-		if p, ok, err := h.tryDraw(c, a, cs, voter, prompts, s, seen, made, makeNew); err != nil || ok {
+		if p, ok, err := h.tryDraw(ctx, a, cs, voter, prompts, s, seen, made, makeNew, watch); err != nil || ok {
 			return p, err
 		}
 	}
@@ -229,8 +240,8 @@ func (h *Handler) drawPair(c *fiber.Ctx, a db.Arena, cs []db.ArenaContestant, vo
 
 // tryDraw draws matchups until one can be shown: its answers made, or
 // (makeNew) made now. ok is false when none is left.
-func (h *Handler) tryDraw(c *fiber.Ctx, a db.Arena, cs []db.ArenaContestant, voter string, prompts []db.ArenaPrompt,
-	s *arena.Scheduler, seen []arena.Matchup, made map[[2]int]bool, makeNew bool) (db.ArenaPair, bool, error) {
+func (h *Handler) tryDraw(ctx context.Context, a db.Arena, cs []db.ArenaContestant, voter string, prompts []db.ArenaPrompt,
+	s *arena.Scheduler, seen []arena.Matchup, made map[[2]int]bool, makeNew bool, watch answerWatch) (db.ArenaPair, bool, error) {
 	// Every matchup that cannot be shown is ruled out at once, so that one
 	// draw finds a showable one: a voter's request costs one pass over the
 	// prompts and pairs, however few are showable.
@@ -252,15 +263,15 @@ func (h *Handler) tryDraw(c *fiber.Ctx, a db.Arena, cs []db.ArenaContestant, vot
 			return db.ArenaPair{}, false, err
 		}
 		if !(made[[2]int{m.Prompt, m.A}] && made[[2]int{m.Prompt, m.B}]) {
-			if err := h.liveAnswers(c, a, cs, prompts[m.Prompt], made, m); err != nil {
+			if err := h.liveAnswers(ctx, a, cs, prompts[m.Prompt], made, m, watch); err != nil {
 				return db.ArenaPair{}, false, err
 			}
 		}
-		p, err := h.store.IssuePair(ctx(c), a.ID, voter, m.Prompt, m.A, m.B)
+		p, err := h.store.IssuePair(ctx, a.ID, voter, m.Prompt, m.A, m.B)
 		if errors.Is(err, db.ErrAlreadyVoted) {
 			// The same pair, or another open one, issued by a request of
 			// the voter's at the same moment: that one is theirs.
-			if open, oerr := h.store.OpenPair(ctx(c), a.ID, voter); oerr == nil {
+			if open, oerr := h.store.OpenPair(ctx, a.ID, voter); oerr == nil {
 				return open, true, nil
 			}
 			excluded = append(excluded, m)
@@ -276,13 +287,13 @@ func (h *Handler) tryDraw(c *fiber.Ctx, a db.Arena, cs []db.ArenaContestant, vot
 // answer twice: what another request is making is waited for. Each is
 // charged to the budget at its most (known prices) before it is asked
 // for, and settled at its cost once made.
-func (h *Handler) liveAnswers(c *fiber.Ctx, a db.Arena, cs []db.ArenaContestant, p db.ArenaPrompt, made map[[2]int]bool, m arena.Matchup) error {
+func (h *Handler) liveAnswers(ctx context.Context, a db.Arena, cs []db.ArenaContestant, p db.ArenaPrompt, made map[[2]int]bool, m arena.Matchup, watch answerWatch) error {
 	var mine, others []int
 	for _, side := range []int{m.A, m.B} {
 		if made[[2]int{m.Prompt, side}] {
 			continue
 		}
-		claimed, err := h.store.ClaimArenaAnswer(ctx(c), a.ID, m.Prompt, side)
+		claimed, err := h.store.ClaimArenaAnswer(ctx, a.ID, m.Prompt, side)
 		if err != nil {
 			return err
 		}
@@ -293,7 +304,7 @@ func (h *Handler) liveAnswers(c *fiber.Ctx, a db.Arena, cs []db.ArenaContestant,
 		}
 	}
 	release := func(sides []int, charged []float64) {
-		bg := context.WithoutCancel(ctx(c))
+		bg := context.WithoutCancel(ctx)
 		for _, side := range sides {
 			_ = h.store.SaveArenaAnswer(bg, a.ID, db.ArenaAnswer{Prompt: m.Prompt, Contestant: side, Status: "pending"})
 		}
@@ -303,8 +314,8 @@ func (h *Handler) liveAnswers(c *fiber.Ctx, a db.Arena, cs []db.ArenaContestant,
 	}
 	var charged []float64
 	for _, side := range mine {
-		est, _ := h.answerEstimate(ctx(c), cs[side], p, a.PromptsKind)
-		if err := h.store.ChargeArena(ctx(c), a.ID, est); err != nil {
+		est, _ := h.answerEstimate(ctx, cs[side], p, a.PromptsKind)
+		if err := h.store.ChargeArena(ctx, a.ID, est); err != nil {
 			release(mine, charged)
 			if errors.Is(err, db.ErrBudgetSpent) {
 				return &Problem{Status: fiber.StatusPaymentRequired, Message: "This arena's budget for new answers is spent: no more pairs can be made. Answers already made can still be voted on."}
@@ -319,9 +330,17 @@ func (h *Handler) liveAnswers(c *fiber.Ctx, a db.Arena, cs []db.ArenaContestant,
 	failed := make([]bool, len(mine))
 	for i, side := range mine {
 		wg.Add(1)
+		var started func(*runner.Run)
+		if watch != nil {
+			shown := "a"
+			if side == m.B {
+				shown = "b"
+			}
+			started = func(run *runner.Run) { watch(p.Text, shown, run) }
+		}
 		go func() {
 			defer wg.Done()
-			ans, cost := h.arenaAnswer(wctx, a, cs[side], p)
+			ans, cost := h.arenaAnswer(wctx, a, cs[side], p, started)
 			bg := context.WithoutCancel(wctx)
 			if err := h.store.SaveArenaAnswer(bg, a.ID, ans); err != nil || ans.Status != "done" {
 				failed[i] = true
@@ -386,13 +405,16 @@ func (h *Handler) pairAnswer(ctx context.Context, a db.Arena, cs []db.ArenaConte
 	}
 	if reveal {
 		out.A.Name, out.B.Name = cs[p.A].Name, cs[p.B].Name
-		return out, nil
+	} else {
+		m, err := h.arenaMasker(a, cs)
+		if err != nil {
+			return PairAnswer{}, err
+		}
+		out.A.Text, out.B.Text = m.Mask(out.A.Text), m.Mask(out.B.Text)
 	}
-	m, err := h.arenaMasker(a, cs)
-	if err != nil {
-		return PairAnswer{}, err
-	}
-	out.A.Text, out.B.Text = m.Mask(out.A.Text), m.Mask(out.B.Text)
+	// Rendered from the text as the voter gets it: masked before the
+	// vote, as written in the reveal.
+	out.A.HTML, out.B.HTML = h.md.Render(out.A.Text), h.md.Render(out.B.Text)
 	return out, nil
 }
 

@@ -20,7 +20,7 @@ func (h *Handler) ShowArenasPage(c *fiber.Ctx) error {
 	v := views.ArenasView{Page: h.page(c, "Arenas", "arenas")}
 	for _, a := range as {
 		v.Rows = append(v.Rows, views.ArenaListRow{ID: a.ID, Name: a.Name, Status: a.Status, Revoked: !a.RevokedAt.IsZero(), Votes: a.Votes,
-			Audience: a.Audience, Mode: a.Mode, Link: "/a/" + a.Token, Created: when(a.CreatedAt), Owner: a.OwnerName})
+			Audience: a.Audience, Mode: a.Mode, NotBlind: a.ShowStreaming, Link: "/a/" + a.Token, Created: when(a.CreatedAt), Owner: a.OwnerName})
 	}
 	return Render(c, fiber.StatusOK, views.ArenasPage(v))
 }

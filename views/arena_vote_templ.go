@@ -19,6 +19,7 @@ type ArenaVoteView struct {
 	OpenPrompts bool   // voters write their own prompts
 	AskName     bool   // a public link: the voter may give a name
 	VoterName   string // a signed-in voter's account
+	Streaming   bool   // a speed demo: answers stream side by side, not blind
 }
 
 func ArenaVotePage(v ArenaVoteView) templ.Component {
@@ -50,14 +51,14 @@ func ArenaVotePage(v ArenaVoteView) templ.Component {
 				}()
 			}
 			ctx = templ.InitializeContext(ctx)
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 1, "<link rel=\"stylesheet\" href=\"/static/css/arena.css\"><section class=\"arena-vote\" id=\"arena-vote\" data-base=\"")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 1, "<link rel=\"stylesheet\" href=\"/static/css/arena.css\"><link rel=\"stylesheet\" href=\"/static/css/arena_vote.css\"><section class=\"arena-vote\" id=\"arena-vote\" data-base=\"")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
 			var templ_7745c5c3_Var3 string
 			templ_7745c5c3_Var3, templ_7745c5c3_Err = templruntime.NewAttributeExpression(v.Base).Resolve(ctx)
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/arena_vote.templ`, Line: 18, Col: 64}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/arena_vote.templ`, Line: 20, Col: 64}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ_7745c5c3_Var3)
 			if templ_7745c5c3_Err != nil {
@@ -73,54 +74,70 @@ func ArenaVotePage(v ArenaVoteView) templ.Component {
 					return templ_7745c5c3_Err
 				}
 			}
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 4, "><header class=\"av-head\"><h1>")
+			if v.Streaming {
+				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 4, " data-streaming")
+				if templ_7745c5c3_Err != nil {
+					return templ_7745c5c3_Err
+				}
+			}
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 5, ">")
+			if templ_7745c5c3_Err != nil {
+				return templ_7745c5c3_Err
+			}
+			if v.Streaming {
+				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 6, "<p class=\"av-speed\" id=\"av-speed\" role=\"note\"><strong>Speed demo — not blind:</strong> the streaming speed can reveal which model is which.</p>")
+				if templ_7745c5c3_Err != nil {
+					return templ_7745c5c3_Err
+				}
+			}
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 7, "<header class=\"av-head\"><h1>")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
 			var templ_7745c5c3_Var4 string
 			templ_7745c5c3_Var4, templ_7745c5c3_Err = templ.JoinStringErrs(v.Name)
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/arena_vote.templ`, Line: 20, Col: 16}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/arena_vote.templ`, Line: 25, Col: 16}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var4))
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 5, "</h1><p class=\"muted\">Two answers to the same prompt, A and B, written by different models whose names are hidden. Pick the better one; the names are shown after your vote.</p><p class=\"muted av-tally\" id=\"av-tally\" aria-live=\"polite\"></p></header>")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 8, "</h1><p class=\"muted\">Two answers to the same prompt, A and B, written by different models whose names are hidden. Pick the better one; the names are shown after your vote.</p><p class=\"muted av-tally\" id=\"av-tally\" aria-live=\"polite\"></p></header>")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
 			if v.AskName {
-				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 6, "<p class=\"av-name\"><label for=\"av-voter\">Your name <span class=\"muted\">(optional, shown to the arena's team)</span></label> <input id=\"av-voter\" name=\"name\" maxlength=\"60\" autocomplete=\"name\"></p>")
+				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 9, "<p class=\"av-name\"><label for=\"av-voter\">Your name <span class=\"muted\">(optional, shown to the arena's team)</span></label> <input id=\"av-voter\" name=\"name\" maxlength=\"60\" autocomplete=\"name\"></p>")
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}
 			} else if v.VoterName != "" {
-				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 7, "<p class=\"muted\">Voting as <strong>")
+				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 10, "<p class=\"muted\">Voting as <strong>")
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}
 				var templ_7745c5c3_Var5 string
 				templ_7745c5c3_Var5, templ_7745c5c3_Err = templ.JoinStringErrs(v.VoterName)
 				if templ_7745c5c3_Err != nil {
-					return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/arena_vote.templ`, Line: 30, Col: 52}
+					return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/arena_vote.templ`, Line: 35, Col: 52}
 				}
 				_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var5))
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}
-				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 8, "</strong>.</p>")
+				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 11, "</strong>.</p>")
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}
 			}
 			if v.OpenPrompts {
-				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 9, "<form class=\"av-write card\" id=\"av-write\"><label for=\"av-prompt-text\">Write a prompt for the models</label> <textarea id=\"av-prompt-text\" name=\"text\" rows=\"3\" maxlength=\"8192\"></textarea><p class=\"field-error\" id=\"av-prompt-error\" role=\"alert\" hidden></p><button type=\"submit\" class=\"primary\">Get two answers</button></form>")
+				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 12, "<form class=\"av-write card\" id=\"av-write\"><label for=\"av-prompt-text\">Write a prompt for the models</label> <textarea id=\"av-prompt-text\" name=\"text\" rows=\"3\" maxlength=\"8192\"></textarea><p class=\"field-error\" id=\"av-prompt-error\" role=\"alert\" hidden></p><button type=\"submit\" class=\"primary\">Get two answers</button></form>")
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}
 			}
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 10, "<p class=\"av-message\" id=\"av-message\" role=\"alert\" hidden></p><p class=\"muted av-loading\" id=\"av-loading\" hidden>Getting a pair…</p><div class=\"av-pair\" id=\"av-pair\" hidden><section class=\"av-prompt card\" aria-labelledby=\"av-prompt-h\"><h2 id=\"av-prompt-h\">Prompt</h2><div class=\"av-text\" id=\"av-prompt\"></div></section><div class=\"av-sides\"><section class=\"av-side card\" id=\"av-side-a\" aria-labelledby=\"av-a-h\"><h2 id=\"av-a-h\">A</h2><div class=\"av-text\" id=\"av-a\"></div></section><section class=\"av-side card\" id=\"av-side-b\" aria-labelledby=\"av-b-h\"><h2 id=\"av-b-h\">B</h2><div class=\"av-text\" id=\"av-b\"></div></section></div><form class=\"av-vote card\" id=\"av-vote\"><div class=\"av-choices\" role=\"group\" aria-label=\"Your vote\"><button type=\"submit\" name=\"choice\" value=\"a\" class=\"primary\">A is better <kbd>1</kbd></button> <button type=\"submit\" name=\"choice\" value=\"b\" class=\"primary\">B is better <kbd>2</kbd></button> <button type=\"submit\" name=\"choice\" value=\"tie\">Tie <kbd>3</kbd></button> <button type=\"submit\" name=\"choice\" value=\"both_bad\">Both are bad <kbd>4</kbd></button></div><label for=\"av-reason\">Why? <span class=\"muted\">(optional)</span></label> <input id=\"av-reason\" name=\"reason\" maxlength=\"1000\"><p class=\"field-error\" id=\"av-vote-error\" role=\"alert\" hidden></p></form><div class=\"av-after card\" id=\"av-after\" hidden><p id=\"av-verdict\" role=\"status\"></p><button type=\"button\" class=\"primary\" id=\"av-next\">Next pair <kbd>n</kbd></button></div></div></section><script type=\"module\" src=\"/static/js/arena_vote.js\"></script>")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 13, "<p class=\"av-message\" id=\"av-message\" role=\"alert\" hidden></p><p class=\"muted av-loading\" id=\"av-loading\" hidden>Getting a pair…</p><div class=\"av-pair\" id=\"av-pair\" hidden><section class=\"av-prompt card\" aria-labelledby=\"av-prompt-h\"><h2 id=\"av-prompt-h\">Prompt</h2><div class=\"av-text\" id=\"av-prompt\"></div></section><div class=\"av-sides\"><section class=\"av-side card\" id=\"av-side-a\" aria-labelledby=\"av-a-h\"><h2 id=\"av-a-h\">A</h2><div class=\"av-text content\" id=\"av-a\"></div></section><section class=\"av-side card\" id=\"av-side-b\" aria-labelledby=\"av-b-h\"><h2 id=\"av-b-h\">B</h2><div class=\"av-text content\" id=\"av-b\"></div></section></div><form class=\"av-vote card\" id=\"av-vote\"><div class=\"av-choices\" role=\"group\" aria-label=\"Your vote\"><button type=\"submit\" name=\"choice\" value=\"a\" class=\"primary\">A is better <kbd>1</kbd></button> <button type=\"submit\" name=\"choice\" value=\"b\" class=\"primary\">B is better <kbd>2</kbd></button> <button type=\"submit\" name=\"choice\" value=\"tie\">Tie <kbd>3</kbd></button> <button type=\"submit\" name=\"choice\" value=\"both_bad\">Both are bad <kbd>4</kbd></button></div><label for=\"av-reason\">Why? <span class=\"muted\">(optional)</span></label> <input id=\"av-reason\" name=\"reason\" maxlength=\"1000\"><p class=\"field-error\" id=\"av-vote-error\" role=\"alert\" hidden></p></form><div class=\"av-after card\" id=\"av-after\" hidden><p id=\"av-verdict\" role=\"status\"></p><button type=\"button\" class=\"primary\" id=\"av-next\">Next pair <kbd>n</kbd></button></div></div></section><script type=\"module\" src=\"/static/js/arena_vote.js\"></script>")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}

@@ -56,6 +56,7 @@ func TestArenaFormRefusesBadInputAtItsFieldsThenMakesTheArena(t *testing.T) {
 		{"two of the same name", with(func(f url.Values) { f["c_name"] = []string{"Aurora", "aurora"} }), "c-err-1", "Two contestants have this name"},
 		{"an unknown provider", with(func(f url.Values) { f["c_provider"] = []string{"sim", "nowhere"} }), "c-err-1", "There is no provider"},
 		{"an end in the past", with(func(f url.Values) { f.Set("ends_on", "2020-01-01") }), "err-ends_at", "The end is in the past"},
+		{"a speed demo made ahead", with(func(f url.Values) { f.Set("show_streaming", "on") }), "err-show_streaming", "needs live answers"},
 	}
 	for _, tc := range cases {
 		r := admin.postForm("/arenas", tc.form)
