@@ -57,6 +57,10 @@ type Handler struct {
 	background     context.Context
 	stopBackground context.CancelFunc
 	bg             sync.WaitGroup
+	// spend is what the budgets read spending from; budget holds what
+	// runs going may cost (budget.go).
+	spend  spendSource
+	budget *budgetGate
 }
 
 // MaxBody bounds a request body, and a run's body once its variables are
@@ -131,6 +135,8 @@ func New(o Options) *Handler {
 		replays:    newSlots(),
 		replayData: newReplayCache(),
 		shared:     newShareStreams(),
+		spend:      spendFunc(o.Store.RunsSpentSince),
+		budget:     newBudgetGate(),
 	}
 	h.experiments = experiment.New(o.Store, h.launchCell, o.Log, o.Experiments)
 	h.background, h.stopBackground = context.WithCancel(context.Background())
