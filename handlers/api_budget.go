@@ -27,15 +27,15 @@ type BudgetCaps struct {
 
 // BudgetSpend is one cap with what was spent under it this month.
 type BudgetSpend struct {
-	Scope       string  `json:"scope" enum:"team,user,provider,tokens" doc:"team, a user's (their own or the default), a provider's, or the token cap on models without a price."`
-	UserID      int64   `json:"user_id,omitempty"`
-	Username    string  `json:"username,omitempty"`
-	Provider    string  `json:"provider,omitempty"`
+	Scope       string   `json:"scope" enum:"team,user,provider,tokens" doc:"team, a user's (their own or the default), a provider's, or the token cap on models without a price."`
+	UserID      int64    `json:"user_id,omitempty"`
+	Username    string   `json:"username,omitempty"`
+	Provider    string   `json:"provider,omitempty"`
 	LimitUSD    *float64 `json:"limit_usd" nullable:"true" doc:"The cap in US dollars; null for the token cap, and for a user without one (a member's own spend)."`
 	SpentUSD    float64  `json:"spent_usd" doc:"What was spent under it this month, in US dollars."`
-	LimitTokens int64   `json:"limit_tokens,omitempty"`
-	SpentTokens int64   `json:"spent_tokens,omitempty"`
-	Exempt      bool    `json:"exempt,omitempty" doc:"The user is exempt: no cap applies to them."`
+	LimitTokens int64    `json:"limit_tokens,omitempty"`
+	SpentTokens int64    `json:"spent_tokens,omitempty"`
+	Exempt      bool     `json:"exempt,omitempty" doc:"The user is exempt: no cap applies to them."`
 }
 
 // BudgetsAnswer is GET /api/v1/budgets: the caps and what was spent.
