@@ -8,11 +8,13 @@ package web_test
 // refused; the caps' validation.
 
 import (
+	"fmt"
 	"math"
 	"net/http"
 	"net/http/httptest"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -212,4 +214,295 @@ func TestBudgetEachCapRefusesTheNextRunWithNothingSent(t *testing.T) {
 	b.mustRun(t, b.bobTok, pricedRun("priced"))
 	before := b.up.sent.Load()
 	b.wantRefused(t, b.run(t, b.bobTok, unpricedRun("unpriced")), before, "tokens", 0, 0)
+}
+
+// newBudgetTeamAt is newBudgetTeam with a simulator that streams at tps
+// tokens a second.
+func newBudgetTeamAt(t *testing.T, tps float64) budgetTeam {
+	t.Helper()
+	b := newBudgetTeam(t)
+	b.up.sim = sim.NewHandler(sim.Options{TokensPerSecond: tps})
+	return b
+}
+
+func TestBudgetRunsRacingPastACapOvershootByOneRunAtMost(t *testing.T) {
+	t.Parallel()
+	// Slow enough that the runs are all still going when the last starts:
+	// without what they hold, each would see only the first run's cost.
+	b := newBudgetTeamAt(t, 100)
+	cost, _ := b.mustRun(t, b.bobTok, pricedRun("Tell me about glaciers"))
+	// Room for two and a half more runs of the same cost.
+	limit := cost + 2.5*cost
+	b.setBudgets(t, map[string]any{"users": map[string]any{strconv.FormatInt(b.bobID, 10): limit}})
+	before := b.up.sent.Load()
+	const n = 6
+	statuses := make([]int, n)
+	bodies := make([]string, n)
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			a := b.run(t, b.bobTok, pricedRun("Tell me about glaciers"))
+			statuses[i], bodies[i] = a.status, a.body
+		}()
+	}
+	wg.Wait()
+	passed, refused := 0, 0
+	for i, st := range statuses {
+		switch st {
+		case http.StatusCreated:
+			passed++
+		case http.StatusPaymentRequired:
+			refused++
+			if !strings.Contains(bodies[i], "in runs still going") && !strings.Contains(bodies[i], "spent this month") {
+				t.Errorf("refusal: %s", bodies[i])
+			}
+		default:
+			t.Errorf("run %d: %d %s", i, st, bodies[i])
+		}
+	}
+	// Each run holds what it may cost until it is stored: the third
+	// crosses the cap, the rest are refused; at most n-1 could overshoot,
+	// and here only the one that crossed does.
+	if passed != 3 || refused != n-3 {
+		t.Errorf("%d runs passed and %d were refused; want 3 and %d", passed, refused, n-3)
+	}
+	if got := b.up.sent.Load() - before; got != int64(passed) {
+		t.Errorf("the simulator received %d requests for %d runs that passed", got, passed)
+	}
+	var caps budgetsAnswer
+	b.srv.apiCall(t, "GET", "/api/v1/budgets", b.bobTok, nil).json(t, &caps)
+	mine := caps.spend("user", b.bobID)
+	if mine == nil || mine.SpentUSD > limit+cost+1e-12 {
+		t.Errorf("bob spent %+v against a cap of %v: more than one run over", mine, limit)
+	}
+}
+
+// budgetsAnswer is GET /api/v1/budgets.
+type budgetsAnswer struct {
+	TeamUSD        *float64           `json:"team_usd"`
+	UserDefaultUSD *float64           `json:"user_default_usd"`
+	Users          map[string]float64 `json:"users"`
+	Providers      map[string]float64 `json:"providers"`
+	WarnAt         float64            `json:"warn_at"`
+	TokenCap       *int64             `json:"token_cap"`
+	Exempt         []int64            `json:"exempt"`
+	Spent          []struct {
+		Scope       string   `json:"scope"`
+		UserID      int64    `json:"user_id"`
+		Username    string   `json:"username"`
+		Provider    string   `json:"provider"`
+		LimitUSD    *float64 `json:"limit_usd"`
+		SpentUSD    float64  `json:"spent_usd"`
+		LimitTokens int64    `json:"limit_tokens"`
+		SpentTokens int64    `json:"spent_tokens"`
+		Exempt      bool     `json:"exempt"`
+	} `json:"spent"`
+	ResetsAt time.Time `json:"resets_at"`
+}
+
+// spend is the figure for scope (and user, for scope user), or nil.
+func (a budgetsAnswer) spend(scope string, user int64) *struct {
+	Scope       string   `json:"scope"`
+	UserID      int64    `json:"user_id"`
+	Username    string   `json:"username"`
+	Provider    string   `json:"provider"`
+	LimitUSD    *float64 `json:"limit_usd"`
+	SpentUSD    float64  `json:"spent_usd"`
+	LimitTokens int64    `json:"limit_tokens"`
+	SpentTokens int64    `json:"spent_tokens"`
+	Exempt      bool     `json:"exempt"`
+} {
+	for i, s := range a.Spent {
+		if s.Scope == scope && s.UserID == user {
+			return &a.Spent[i]
+		}
+	}
+	return nil
+}
+
+func TestBudgetWarnsAtTheAdminsShare(t *testing.T) {
+	t.Parallel()
+	b := newBudgetTeam(t)
+	bob := strconv.FormatInt(b.bobID, 10)
+	cost, _ := b.mustRun(t, b.bobTok, pricedRun("Tell me about glaciers"))
+	// Below the share: no warning on the next run or the page.
+	b.setBudgets(t, map[string]any{"users": map[string]any{bob: cost / 0.5}})
+	if p := b.bob.open("/"); p.has("monthly budget") {
+		t.Errorf("the playground warns at 50%%")
+	}
+	a := b.run(t, b.bobTok, pricedRun("Tell me about glaciers"))
+	if a.status != http.StatusCreated || a.header.Get("X-Knobs-Budget-Warning") != "" {
+		t.Fatalf("a run at 50%% of the cap: %d, warning %q", a.status, a.header.Get("X-Knobs-Budget-Warning"))
+	}
+	// Past it: 85% of the cap is used (two runs' cost).
+	b.setBudgets(t, map[string]any{"users": map[string]any{bob: 2 * cost / 0.855}})
+	want := "You have used 85% of your monthly budget"
+	a = b.run(t, b.bobTok, pricedRun("Tell me about glaciers"))
+	if a.status != http.StatusCreated || !strings.HasPrefix(a.header.Get("X-Knobs-Budget-Warning"), want) {
+		t.Errorf("a run at 85%% of the cap: %d, warning %q", a.status, a.header.Get("X-Knobs-Budget-Warning"))
+	}
+	// The page's own run (its event stream) carries it too, and the
+	// playground shows it when opened. (Three runs are spent now; the
+	// page's is of a model without a price, which adds no cost.)
+	b.setBudgets(t, map[string]any{"users": map[string]any{bob: 3 * cost / 0.855}})
+	r := b.bob.post("/runs", "application/json", strings.NewReader(`{"provider":"sim","endpoint":"chat","body":{"model":"sim-fast","messages":[{"role":"user","content":"hi"}],"max_tokens":5}}`),
+		http.Header{"Accept": {"text/event-stream"}, "X-CSRF-Token": {b.bob.token()}})
+	if r.status != http.StatusOK || !strings.HasPrefix(r.header.Get("X-Knobs-Budget-Warning"), "You have used") {
+		t.Errorf("the page's run: %d, warning %q", r.status, r.header.Get("X-Knobs-Budget-Warning"))
+	}
+	if p := b.bob.open("/"); !p.has("You have used") || !p.has("of your monthly budget") {
+		t.Errorf("the playground does not warn at 85%%:\n%s", errorText(p))
+	}
+	// A share set higher stops the warning.
+	b.setBudgets(t, map[string]any{"users": map[string]any{bob: 3 * cost / 0.855}, "warn_at": 0.95})
+	if a := b.run(t, b.bobTok, pricedRun("Tell me about glaciers")); a.header.Get("X-Knobs-Budget-Warning") != "" {
+		t.Errorf("warned below a share of 95%%: %q", a.header.Get("X-Knobs-Budget-Warning"))
+	}
+}
+
+func TestBudgetExemptAdminPasses(t *testing.T) {
+	t.Parallel()
+	b := newBudgetTeam(t)
+	b.setBudgets(t, map[string]any{"team_usd": 0, "exempt": []int64{b.adminID}})
+	cost, _ := b.mustRun(t, b.adminTok, pricedRun("Tell me about glaciers"))
+	before := b.up.sent.Load()
+	if before != 1 {
+		t.Fatalf("the exempt admin's run was not sent: %d requests", before)
+	}
+	// What the exempt admin spends still counts as the team's.
+	b.wantRefused(t, b.run(t, b.bobTok, pricedRun("Tell me about glaciers")), before, "team", 0, cost, "The team's monthly budget of")
+	// The page refuses with the same message, as JSON to its script.
+	r := b.bob.post("/runs", "application/json", strings.NewReader(`{"provider":"sim","endpoint":"chat","body":{"model":"sim-fast","messages":[{"role":"user","content":"hi"}]}}`),
+		http.Header{"Accept": {"text/event-stream"}, "X-CSRF-Token": {b.bob.token()}})
+	if r.status != http.StatusPaymentRequired || !strings.Contains(r.body, "The team's monthly budget") || !strings.Contains(r.body, `"scope":"team"`) {
+		t.Errorf("the page's run: %d %s", r.status, r.body)
+	}
+	if got := b.up.sent.Load(); got != before {
+		t.Errorf("the simulator received %d requests, want %d", got, before)
+	}
+}
+
+func TestBudgetRefusesExperimentCells(t *testing.T) {
+	t.Parallel()
+	b := newBudgetTeam(t)
+	b.setBudgets(t, map[string]any{"team_usd": 0})
+	ds := b.srv.makeDataset(t, "bob", 3)
+	a := b.srv.apiCall(t, "POST", "/api/v1/experiments", b.bobTok, map[string]any{
+		"name": "capped", "dataset": ds.ID, "concurrency": 2,
+		"variants": []any{map[string]any{"provider": "sim", "endpoint": "chat", "body": map[string]any{
+			"model": "sim-fast", "messages": []any{map[string]any{"role": "user", "content": "About {{topic}}"}}, "max_tokens": 20}}},
+		"graders": []any{map[string]any{"type": "length", "min": 1}},
+	})
+	if a.status != http.StatusCreated {
+		t.Fatalf("create: %d %s", a.status, a.body)
+	}
+	var e apiExperiment
+	a.json(t, &e)
+	if _, status := b.srv.followExperiment(t, b.bobTok, e.Events); status != "done" {
+		t.Errorf("the experiment ended %q", status)
+	}
+	cells := b.srv.results(t, b.bobTok, e.ID)
+	if len(cells) != 3 {
+		t.Fatalf("%d cells", len(cells))
+	}
+	for _, c := range cells {
+		if c.Status != "error" || !strings.HasPrefix(c.Error, "The team's monthly budget of") || !strings.Contains(c.Error, "Nothing was sent") {
+			t.Errorf("cell %d: %s %q", c.Row, c.Status, c.Error)
+		}
+	}
+	if got := b.up.sent.Load(); got != 0 {
+		t.Errorf("the simulator received %d requests", got)
+	}
+}
+
+func TestBudgetRefusesLiveArenaAnswersAndKeepsMadePairsVotable(t *testing.T) {
+	t.Parallel()
+	b := newBudgetTeam(t)
+	a := b.srv.apiCall(t, "POST", "/api/v1/arenas", b.adminTok, map[string]any{
+		"name": "Live", "audience": "public", "mode": "live", "budget_calls": 20,
+		"contestants": []any{contestant("Aurora", "sim-fast", nil), contestant("Borealis", "sim-fast", map[string]any{"temperature": 1.2}),
+			contestant("Cirrus", "sim-fast", map[string]any{"temperature": 0.2})},
+		"prompts": map[string]any{"list": []string{"Tell me about glaciers"}}})
+	if a.status != http.StatusCreated {
+		t.Fatalf("create: %d %s", a.status, a.body)
+	}
+	var ar arenaAPI
+	a.json(t, &ar)
+	first := voter{b.srv.newClient(t)}
+	if r, _ := first.pair(t, ar.Link); r.status != http.StatusOK {
+		t.Fatalf("the first pair: %d %s", r.status, r.body)
+	}
+	made := b.up.sent.Load()
+	if made != 2 {
+		t.Fatalf("the first pair made %d answers", made)
+	}
+	b.setBudgets(t, map[string]any{"team_usd": 0})
+	// A second voter still gets the pair whose answers are made, and votes.
+	second := voter{b.srv.newClient(t)}
+	r, p := second.pair(t, ar.Link)
+	if r.status != http.StatusOK {
+		t.Fatalf("the made pair: %d %s", r.status, r.body)
+	}
+	if r, _ := second.vote(t, ar.Link, fmt.Sprintf(`{"pair_id":%v,"choice":"a"}`, p["pair_id"])); r.status != http.StatusOK {
+		t.Fatalf("vote: %d %s", r.status, r.body)
+	}
+	// A pair that needs a new answer is refused, with nothing sent.
+	r, _ = second.pair(t, ar.Link)
+	if r.status != http.StatusPaymentRequired || !strings.Contains(r.body, "This arena cannot generate more answers now") {
+		t.Errorf("a pair needing new answers: %d %s", r.status, r.body)
+	}
+	if got := b.up.sent.Load(); got != made {
+		t.Errorf("the simulator received %d requests, want %d", got, made)
+	}
+}
+
+func TestBudgetCapsAreCheckedAndMembersSeeTheirOwn(t *testing.T) {
+	t.Parallel()
+	b := newBudgetTeam(t)
+	bob := strconv.FormatInt(b.bobID, 10)
+	b.setBudgets(t, map[string]any{"team_usd": 50, "user_default_usd": 5, "users": map[string]any{bob: 2},
+		"providers": map[string]any{"sim": 10}, "warn_at": 0.75, "token_cap": 1000, "exempt": []int64{b.adminID}})
+	get := func(token string) (apiAnswer, budgetsAnswer) {
+		a := b.srv.apiCall(t, "GET", "/api/v1/budgets", token, nil)
+		var out budgetsAnswer
+		a.json(t, &out)
+		return a, out
+	}
+	before, caps := get(b.adminTok)
+	if caps.TeamUSD == nil || *caps.TeamUSD != 50 || caps.Users[bob] != 2 || caps.Providers["sim"] != 10 || caps.WarnAt != 0.75 ||
+		caps.TokenCap == nil || *caps.TokenCap != 1000 || len(caps.Exempt) != 1 || caps.Exempt[0] != b.adminID {
+		t.Errorf("the caps read back: %s", before.body)
+	}
+	if s := caps.spend("user", b.adminID); s == nil || !s.Exempt {
+		t.Errorf("the admin's figure: %+v", s)
+	}
+
+	bad := map[string]any{"team_usd": -1, "user_default_usd": 5, "users": map[string]any{"9999": 3, bob: -2}, "providers": map[string]any{"nope": 1},
+		"warn_at": 0, "token_cap": -5, "exempt": []int64{9999}}
+	a := b.srv.apiCall(t, "PUT", "/api/v1/budgets", b.adminTok, bad)
+	wantAPIError(t, "bad caps", a, http.StatusUnprocessableEntity, "team_usd", "users.9999", "users."+bob, "providers.nope", "warn_at", "token_cap", "exempt[0]")
+	if a := b.srv.apiCall(t, "PUT", "/api/v1/budgets", b.adminTok, map[string]any{"warn_at": 1.5}); a.status != http.StatusUnprocessableEntity {
+		t.Errorf("warn_at 1.5: %d %s", a.status, a.body)
+	}
+	if after, _ := get(b.adminTok); after.body != before.body {
+		t.Errorf("refused caps changed something:\n%s\n%s", before.body, after.body)
+	}
+
+	// A member cannot set caps, and sees those on them only.
+	a = b.srv.apiCall(t, "PUT", "/api/v1/budgets", b.bobTok, map[string]any{})
+	wantAPIError(t, "a member's PUT", a, http.StatusForbidden)
+	a, mine := get(b.bobTok)
+	if a.status != http.StatusOK || len(mine.Exempt) != 0 || len(mine.Users) != 1 || mine.Users[bob] != 2 {
+		t.Errorf("bob's caps: %s", a.body)
+	}
+	for _, s := range mine.Spent {
+		if s.Scope == "user" && s.UserID != b.bobID {
+			t.Errorf("bob sees %s's figure", s.Username)
+		}
+	}
+	if s := mine.spend("user", b.bobID); s == nil || s.LimitUSD == nil || *s.LimitUSD != 2 {
+		t.Errorf("bob's own figure: %+v", s)
+	}
 }
