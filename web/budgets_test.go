@@ -506,3 +506,40 @@ func TestBudgetCapsAreCheckedAndMembersSeeTheirOwn(t *testing.T) {
 		t.Errorf("bob's own figure: %+v", s)
 	}
 }
+
+func TestBudgetSettingsFormSetsTheCapsAtOnce(t *testing.T) {
+	t.Parallel()
+	b := newBudgetTeam(t)
+	cost, _ := b.mustRun(t, b.bobTok, pricedRun("Tell me about glaciers"))
+	bob := strconv.FormatInt(b.bobID, 10)
+	page := b.admin.open("/settings")
+	if !page.has("Monthly budgets") || !page.has(`name="users.`+bob+`"`) || !page.has(`name="providers.sim"`) {
+		t.Fatalf("the settings page has no budgets form:\n%s", errorText(page))
+	}
+	// A mistake is shown under its field, and nothing is saved.
+	r := b.admin.postForm("/settings/budgets", form("team_usd", "lots", "warn_pct", "150", "users."+bob, "-3"))
+	wantPage(t, r, http.StatusUnprocessableEntity, "Give an amount in US dollars", "Give a percentage above 0 and at most 100", "of 0 or more")
+	if !strings.Contains(r.body, `value="lots"`) {
+		t.Errorf("the refused form does not keep what was typed")
+	}
+	var caps budgetsAnswer
+	b.srv.apiCall(t, "GET", "/api/v1/budgets", b.adminTok, nil).json(t, &caps)
+	if caps.TeamUSD != nil || len(caps.Users) != 0 || caps.WarnAt != 0.8 {
+		t.Errorf("a refused form changed the caps: %+v", caps)
+	}
+	if r := b.bob.postForm("/settings/budgets", form("team_usd", "0")); r.status != http.StatusForbidden {
+		t.Errorf("a member's budgets form: %d", r.status)
+	}
+	// Saved, bob's own cap refuses his next run at once.
+	r = b.admin.submit("/settings/budgets", form("team_usd", "50", "warn_pct", "90", "users."+bob, strconv.FormatFloat(cost, 'f', -1, 64), "exempt", strconv.FormatInt(b.adminID, 10)))
+	wantPage(t, r, http.StatusOK, "The budgets are saved")
+	b.srv.apiCall(t, "GET", "/api/v1/budgets", b.adminTok, nil).json(t, &caps)
+	if caps.TeamUSD == nil || *caps.TeamUSD != 50 || caps.WarnAt != 0.9 || !near(caps.Users[bob], cost) || len(caps.Exempt) != 1 {
+		t.Errorf("the caps saved: %+v", caps)
+	}
+	before := b.up.sent.Load()
+	b.wantRefused(t, b.run(t, b.bobTok, pricedRun("again")), before, "user", cost, cost, "Your monthly budget of")
+	if !r.has("100%") {
+		t.Errorf("the page does not show bob's cap used")
+	}
+}

@@ -234,6 +234,7 @@ func routes(app *fiber.App, h *handlers.Handler, sessions *session.Manager, log 
 	app.Post("/settings/invites/:id/revoke", admin, h.RevokeInvite)
 	app.Post("/settings/signup-mode", admin, h.SetSignUpMode)
 	app.Post("/settings/retention", admin, h.SetRetention)
+	app.Post("/settings/budgets", admin, h.SaveBudgets)
 	app.Post("/settings/members/:id/role", admin, h.SetMemberRole)
 	app.Post("/settings/members/:id/remove", admin, h.RemoveMember)
 	app.Post("/settings/members/:id/reset", admin, h.CreatePasswordReset)
