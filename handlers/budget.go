@@ -314,9 +314,12 @@ func (h *Handler) holdBudget(ctx context.Context, user int64, runs []preparedRun
 	}
 	var providers []string
 	unpriced := false
-	for _, p := range runs {
+	held := make([]*heldRun, len(runs))
+	for i, p := range runs {
 		providers = append(providers, p.provider)
 		unpriced = unpriced || !priced(p)
+		usd, tokens := runCost(p) // counted outside the lock: a body may be large
+		held[i] = &heldRun{user: user, provider: p.provider, usd: usd, tokens: tokens}
 	}
 	from, resets := monthOf(h.now())
 	h.budget.mu.Lock()
@@ -334,13 +337,10 @@ func (h *Handler) holdBudget(ctx context.Context, user int64, runs []preparedRun
 			warn, most = f.warning(), s
 		}
 	}
-	for _, p := range runs {
-		usd, tokens := runCost(p)
-		r := &heldRun{user: user, provider: p.provider, usd: usd, tokens: tokens}
+	for _, r := range held {
 		h.budget.held[r] = struct{}{}
-		hold.runs = append(hold.runs, r)
-		hold.started = append(hold.started, false)
 	}
+	hold.runs, hold.started = held, make([]bool, len(held))
 	return hold, warn, nil
 }
 

@@ -543,3 +543,29 @@ func TestBudgetSettingsFormSetsTheCapsAtOnce(t *testing.T) {
 		t.Errorf("the page does not show bob's cap used")
 	}
 }
+
+func TestBudgetRefusesAComparisonWhole(t *testing.T) {
+	t.Parallel()
+	b := newBudgetTeam(t)
+	cost, _ := b.mustRun(t, b.bobTok, pricedRun("Tell me about glaciers"))
+	// The cap on sim is used up: both panes are checked, and neither is
+	// sent.
+	b.setBudgets(t, map[string]any{"providers": map[string]any{"sim": cost}})
+	pane := `{"provider":"sim","endpoint":"chat","body":{"model":"sim-fast","messages":[{"role":"user","content":"hi"}],"max_tokens":5}}`
+	before := b.up.sent.Load()
+	r := b.bob.post("/compare/runs", "application/json", strings.NewReader(`{"panes":[`+pane+`,`+pane+`]}`),
+		http.Header{"X-Csrf-Token": {b.bob.token()}, "Accept": {"application/json"}})
+	if r.status != http.StatusPaymentRequired || !strings.Contains(r.body, "The team's monthly budget for sim") || !strings.Contains(r.body, `"scope":"provider"`) {
+		t.Errorf("a comparison past the sim cap: %d %s", r.status, r.body)
+	}
+	if got := b.up.sent.Load(); got != before {
+		t.Errorf("the simulator received %d requests, want %d", got, before)
+	}
+	// Raised, the comparison starts whole.
+	b.setBudgets(t, map[string]any{"providers": map[string]any{"sim": 1}})
+	r = b.bob.post("/compare/runs", "application/json", strings.NewReader(`{"panes":[`+pane+`,`+pane+`]}`),
+		http.Header{"X-Csrf-Token": {b.bob.token()}, "Accept": {"application/json"}})
+	if r.status != http.StatusOK && r.status != http.StatusCreated {
+		t.Errorf("the comparison after raising the cap: %d %s", r.status, r.body)
+	}
+}

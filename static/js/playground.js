@@ -805,6 +805,7 @@ import { ROLES, contentText, jsonHeaders, postJSON, metricsList, showAnswerLabel
       if (!res.ok) {
         endStream();
         if (res.status === 422 && data.fields) for (const [f, m] of Object.entries(data.fields)) setError(f, m);
+        else if (res.status === 402) showRunError({ kind: "monthly_budget", message: data.error });
         else showRunError({ kind: "server", message: data.error || `Knobs answered ${res.status}.` });
         return;
       }
