@@ -567,6 +567,29 @@ CREATE TRIGGER users_remember_identities BEFORE DELETE ON users BEGIN
 	SELECT issuer, subject, email, unixepoch() FROM user_identities WHERE user_id = old.id;
 END;
 `,
+	// budgets: the monthly caps an admin sets. One row of team-wide
+	// settings (a NULL cap is no cap), a user's override and exemption,
+	// and a cap per provider. A removed user's row goes with them.
+	`
+CREATE TABLE budget (
+	id               INTEGER PRIMARY KEY CHECK (id = 1),
+	team_usd         REAL CHECK (team_usd >= 0),
+	user_default_usd REAL CHECK (user_default_usd >= 0),
+	warn_at          REAL NOT NULL DEFAULT 0.8 CHECK (warn_at > 0 AND warn_at <= 1),
+	token_cap        INTEGER CHECK (token_cap >= 0),
+	updated_at       INTEGER NOT NULL DEFAULT 0
+);
+INSERT INTO budget (id) VALUES (1);
+CREATE TABLE budget_users (
+	user_id INTEGER PRIMARY KEY REFERENCES users (id) ON DELETE CASCADE,
+	usd     REAL CHECK (usd >= 0),
+	exempt  INTEGER NOT NULL DEFAULT 0
+);
+CREATE TABLE budget_providers (
+	provider TEXT PRIMARY KEY,
+	usd      REAL NOT NULL CHECK (usd >= 0)
+);
+`,
 }
 
 // afterMigration holds the steps, in Go, that complete a migration in

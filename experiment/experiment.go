@@ -60,6 +60,17 @@ type Started struct {
 // the cell waits and tries again.
 type Launch func(ctx context.Context, user int64, s Setup) (Started, field.Errors, error)
 
+// Refusal is an error a Launch returns for a run Knobs will not send now
+// (a monthly budget is used up). The cell ends with its message as it
+// is, nothing sent; the experiment goes on, so each cell left is tried
+// and refused in turn without anything sent (a cap on one provider
+// leaves the other providers' cells to run), rather than pausing the
+// experiment until a cap that may only reset next month.
+type Refusal interface {
+	error
+	Refused()
+}
+
 // Grader is one of an experiment's graders as stored: the user's JSON,
 // and for a judge the setup its preset resolved to when the experiment
 // was made (so that a resumed experiment judges as it began).
@@ -407,6 +418,12 @@ func (j *job) cell(c db.Cell) {
 			return
 		}
 		started, fe, err := j.start(setup)
+		var refused Refusal
+		if errors.As(err, &refused) {
+			c.Status, c.Error = db.CellError, refused.Error()
+			j.finish(c)
+			return
+		}
 		if err != nil {
 			if j.ctx.Err() == nil {
 				c.Status, c.Error = db.CellError, "The run could not start: "+err.Error()

@@ -32,11 +32,13 @@ type RunCreated struct {
 // CreateRunOutput is the answer to POST /api/v1/runs: a RunCreated, or
 // with wait a RunDetail.
 type CreateRunOutput struct {
-	Body any
+	Warning string `header:"X-Knobs-Budget-Warning" doc:"Set when a monthly budget that applies to the run is used past the admin's warning share: what to tell the user."`
+	Body    any
 }
 
 // CreateAPIRun validates a run spec as POST /runs does and starts the
-// run: field errors are 422, with nothing sent or stored. It answers once
+// run: field errors are 422, a spent monthly budget 402, with nothing
+// sent or stored. It answers once
 // the run is in the database, or with wait once it has ended and is
 // stored, with the run.
 func (h *Handler) CreateAPIRun(ctx context.Context, in *CreateRunInput) (*CreateRunOutput, error) {
@@ -45,7 +47,7 @@ func (h *Handler) CreateAPIRun(ctx context.Context, in *CreateRunInput) (*Create
 	if err != nil {
 		return nil, err
 	}
-	run, fields, err := h.startRun(ctx, u.ID, st)
+	run, warn, fields, err := h.startRun(ctx, u.ID, st)
 	if err != nil {
 		return nil, err
 	}
@@ -56,7 +58,7 @@ func (h *Handler) CreateAPIRun(ctx context.Context, in *CreateRunInput) (*Create
 		if err := run.WaitStored(); err != nil {
 			return nil, err
 		}
-		return &CreateRunOutput{Body: RunCreated{ID: run.ID, Events: "/api/v1/runs/" + strconv.FormatInt(run.ID, 10) + "/events"}}, nil
+		return &CreateRunOutput{Warning: warn, Body: RunCreated{ID: run.ID, Events: "/api/v1/runs/" + strconv.FormatInt(run.ID, 10) + "/events"}}, nil
 	}
 	// The caller is the run's listener while it waits: a caller that
 	// hangs up leaves it, and the run stops as a page's would.
@@ -71,7 +73,7 @@ func (h *Handler) CreateAPIRun(ctx context.Context, in *CreateRunInput) (*Create
 	if err != nil {
 		return nil, err
 	}
-	return &CreateRunOutput{Body: d}, nil
+	return &CreateRunOutput{Warning: warn, Body: d}, nil
 }
 
 // runRequest is the setup a POST /api/v1/runs asks for: its spec, or

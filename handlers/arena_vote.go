@@ -288,6 +288,9 @@ func (h *Handler) tryDraw(ctx context.Context, a db.Arena, cs []db.ArenaContesta
 // charged to the budget at its most (known prices) before it is asked
 // for, and settled at its cost once made.
 func (h *Handler) liveAnswers(ctx context.Context, a db.Arena, cs []db.ArenaContestant, p db.ArenaPrompt, made map[[2]int]bool, m arena.Matchup, watch answerWatch) error {
+	if err := h.arenaWithinBudget(ctx, a, cs, p, made, m); err != nil {
+		return err
+	}
 	var mine, others []int
 	for _, side := range []int{m.A, m.B} {
 		if made[[2]int{m.Prompt, side}] {
@@ -380,6 +383,37 @@ func (h *Handler) liveAnswers(ctx context.Context, a db.Arena, cs []db.ArenaCont
 		if f {
 			return &Problem{Status: fiber.StatusBadGateway, Message: "An answer could not be made; ask for another pair."}
 		}
+	}
+	return nil
+}
+
+// arenaWithinBudget refuses a live pair whose answers the owner's
+// monthly budgets (the answers are the owner's runs) cannot pay for now,
+// before any is claimed or charged: the voter is told the arena cannot
+// make more answers now, and pairs already made stay votable.
+func (h *Handler) arenaWithinBudget(ctx context.Context, a db.Arena, cs []db.ArenaContestant, p db.ArenaPrompt, made map[[2]int]bool, m arena.Matchup) error {
+	var providers []string
+	unpriced := false
+	for _, side := range []int{m.A, m.B} {
+		if made[[2]int{m.Prompt, side}] {
+			continue
+		}
+		setup, err := arenaSetup(cs[side], p, a.PromptsKind)
+		if err != nil {
+			continue // refused with its own message when made
+		}
+		providers = append(providers, setup.Spec.Provider)
+		if _, known := h.answerEstimate(ctx, cs[side], p, a.PromptsKind); !known {
+			unpriced = true
+		}
+	}
+	refused, err := h.budgetUsedUp(ctx, a.OwnerID, providers, unpriced)
+	if err != nil {
+		return err
+	}
+	if refused != nil {
+		h.log.Info("a live arena's answer refused by a budget", "arena", a.ID, "scope", refused.Scope)
+		return &Problem{Status: fiber.StatusPaymentRequired, Message: "This arena cannot generate more answers now: its budget for this month is used up. Pairs already made can still be voted on."}
 	}
 	return nil
 }

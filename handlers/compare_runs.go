@@ -77,7 +77,17 @@ func (h *Handler) CreateCompareRuns(c *fiber.Ctx) error {
 		return &Problem{Status: fiber.StatusUnprocessableEntity, Message: "Nothing was sent: fix the panes marked.", Panes: wrong}
 	}
 
-	// Room for every pane, or none: a comparison starts whole.
+	// Within the budgets for every pane, or none: a comparison starts
+	// whole.
+	hold, warn, err := h.holdBudget(ctx(c), u.ID, prepared)
+	if err != nil {
+		return err
+	}
+	defer hold.release()
+	if warn != "" {
+		c.Set(budgetWarningHeader, warn)
+	}
+	// Room for every pane, or none.
 	slots, err := h.reserveRuns(u.ID, len(prepared))
 	if err != nil {
 		return err
@@ -94,7 +104,7 @@ func (h *Handler) CreateCompareRuns(c *fiber.Ctx) error {
 	out := compareCreated{Group: group, Runs: make([]int64, len(prepared)), Events: groupPath(group) + "/events"}
 	runs := make([]*runner.Run, len(prepared))
 	for i, p := range prepared {
-		run, err := h.launchRun(ctx(c), u.ID, p, group, i, slots)
+		run, err := h.launchRun(ctx(c), u.ID, p, group, i, slots, hold)
 		if err != nil {
 			return err // shutting down: the panes started go on and are stored
 		}

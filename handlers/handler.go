@@ -65,6 +65,10 @@ type Handler struct {
 	metrics *metrics.Metrics
 	// stopping is closed when Knobs begins to shut down: /readyz fails.
 	stopping <-chan struct{}
+	// spend is what the budgets read spending from; budget holds what
+	// runs going may cost (budget.go).
+	spend  spendSource
+	budget *budgetGate
 }
 
 // MaxBody bounds a request body, and a run's body once its variables are
@@ -148,6 +152,8 @@ func New(o Options) *Handler {
 		sso:        newSSO(o.Config, now),
 		metrics:    o.Metrics,
 		stopping:   o.Stopping,
+		spend:      spendFunc(o.Store.RunsSpentSince),
+		budget:     newBudgetGate(),
 	}
 	h.experiments = experiment.New(o.Store, h.launchCell, o.Log, o.Experiments)
 	h.background, h.stopBackground = context.WithCancel(context.Background())

@@ -91,6 +91,9 @@ func (h *Handler) ShowPlaygroundPage(c *fiber.Ctx) error {
 	if pending != nil {
 		v.Pending = pending.Label
 	}
+	if v.Budget, err = h.budgetNotice(ctx(c), u.ID); err != nil {
+		return err
+	}
 	if st.PresetID != 0 {
 		// The preset as saved, to tell whether the setup changed since.
 		if pr, err := h.store.Preset(ctx(c), u.ID, st.PresetID); err == nil {

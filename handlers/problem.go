@@ -15,6 +15,8 @@ type Problem struct {
 	Message string       `json:"error" doc:"What went wrong, for the user."`
 	Fields  field.Errors `json:"fields,omitempty" doc:"What is wrong with each field of the input, by the field's name."`
 	Panes   []PaneFields `json:"panes,omitempty" doc:"A comparison's panes that are wrong."`
+	// Budget is the monthly cap that refused a run (402).
+	Budget *BudgetRefusal `json:"budget,omitempty" doc:"The monthly cap that refused a run (402): which, its limit, what was spent and when it resets."`
 }
 
 // PaneFields is what is wrong with one pane of a comparison.

@@ -39,12 +39,15 @@ func (h *Handler) CreateRun(c *fiber.Ctx) error {
 	if err != nil {
 		return fiber.NewError(fiber.StatusBadRequest, err.Error())
 	}
-	run, fields, err := h.startRun(c.UserContext(), u.ID, st)
+	run, warn, fields, err := h.startRun(c.UserContext(), u.ID, st)
 	if err != nil {
 		return err
 	}
 	if len(fields) > 0 {
 		return invalid("Nothing was sent: fix the fields marked.", fields)
+	}
+	if warn != "" {
+		c.Set(budgetWarningHeader, warn)
 	}
 	events := "/runs/" + strconv.FormatInt(run.ID, 10) + "/events"
 	if wantsEventStream(c) {
@@ -64,22 +67,29 @@ func wantsEventStream(c *fiber.Ctx) bool {
 	return strings.Contains(c.Get(fiber.HeaderAccept), "text/event-stream")
 }
 
-// startRun fills the variables into the spec, validates it for user, and
-// starts the run with the filled spec; the runner stores it (the template
-// and the values, as history keeps both). Field errors come back in
-// fields, with nothing sent or stored.
-func (h *Handler) startRun(ctx context.Context, user int64, st playgroundState) (run *runner.Run, fields field.Errors, err error) {
+// startRun fills the variables into the spec, validates it for user,
+// checks it against the budgets, and starts the run with the filled
+// spec; the runner stores it (the template and the values, as history
+// keeps both). Field errors come back in fields, a spent budget as a
+// 402, with nothing sent or stored; warn is the budget warning to show
+// the user, if any.
+func (h *Handler) startRun(ctx context.Context, user int64, st playgroundState) (run *runner.Run, warn string, fields field.Errors, err error) {
 	p, fields, err := h.prepareRun(ctx, user, st)
 	if err != nil || len(fields) > 0 {
-		return nil, fields, err
+		return nil, "", fields, err
 	}
+	hold, warn, err := h.holdBudget(ctx, user, []preparedRun{p})
+	if err != nil {
+		return nil, "", nil, err
+	}
+	defer hold.release()
 	slots, err := h.reserveRuns(user, 1)
 	if err != nil {
-		return nil, nil, err
+		return nil, "", nil, err
 	}
 	defer slots.Release()
-	run, err = h.launchRun(ctx, user, p, 0, 0, slots)
-	return run, nil, err
+	run, err = h.launchRun(ctx, user, p, 0, 0, slots, hold)
+	return run, warn, nil, err
 }
 
 // reserveRuns takes room for n runs of user before anything is stored or
@@ -217,8 +227,10 @@ func (h *Handler) prepareRun(ctx context.Context, user int64, st playgroundState
 }
 
 // launchRun stores a prepared run of user, as pane `pane` of comparison
-// group when group is not 0, and starts it in one of slots.
-func (h *Handler) launchRun(ctx context.Context, user int64, p preparedRun, group int64, pane int, slots *runner.Slots) (*runner.Run, error) {
+// group when group is not 0, and starts it in one of slots. The hold is
+// the budget check the run passed (holdBudget): what it may cost stays
+// held until it is stored.
+func (h *Handler) launchRun(ctx context.Context, user int64, p preparedRun, group int64, pane int, slots *runner.Slots, hold *budgetHold) (*runner.Run, error) {
 	specJSON, err := json.Marshal(p.template)
 	if err != nil {
 		return nil, err
@@ -244,6 +256,7 @@ func (h *Handler) launchRun(ctx context.Context, user int64, p preparedRun, grou
 	if err != nil {
 		return nil, fiber.NewError(fiber.StatusServiceUnavailable, "Knobs is shutting down; try again in a moment.")
 	}
+	hold.start(pane, run)
 	return run, nil
 }
 

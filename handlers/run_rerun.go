@@ -29,7 +29,11 @@ func (h *Handler) RerunRun(c *fiber.Ctx) error {
 			return redirectWith(c, runPath(run.ID), "The run's request cannot take another model: "+err.Error())
 		}
 	}
-	again, fields, err := h.startRun(c.UserContext(), run.UserID, st)
+	again, _, fields, err := h.startRun(c.UserContext(), run.UserID, st)
+	var refused *budgetError
+	if errors.As(err, &refused) {
+		return redirectWith(c, runPath(run.ID), refused.Error())
+	}
 	if err != nil {
 		return err
 	}

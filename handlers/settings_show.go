@@ -103,7 +103,7 @@ func (h *Handler) renderSettingsView(c *fiber.Ctx, status int, v views.SettingsV
 		v.Keys = append(v.Keys, views.KeyRow{Provider: p.ID, Name: p.Name, Last4: k.Last4, Stored: k.Sealed != nil, Using: using(p)})
 	}
 	if u.IsAdmin() {
-		a, err := h.adminView(c, refs, teamBy, using)
+		a, err := h.adminView(c, refs, teamBy, using, v.BudgetForm)
 		if err != nil {
 			return err
 		}
@@ -112,7 +112,7 @@ func (h *Handler) renderSettingsView(c *fiber.Ctx, status int, v views.SettingsV
 	return Render(c, status, views.SettingsPage(v))
 }
 
-func (h *Handler) adminView(c *fiber.Ctx, refs []Provider, teamBy map[string]db.ProviderKey, using func(Provider) string) (*views.AdminView, error) {
+func (h *Handler) adminView(c *fiber.Ctx, refs []Provider, teamBy map[string]db.ProviderKey, using func(Provider) string, budgetForm map[string]string) (*views.AdminView, error) {
 	u, _ := CurrentUser(c)
 	a := &views.AdminView{}
 	for _, p := range refs {
@@ -161,6 +161,9 @@ func (h *Handler) adminView(c *fiber.Ctx, refs []Provider, teamBy map[string]db.
 	}
 	for _, m := range users {
 		a.Members = append(a.Members, views.MemberRow{ID: m.ID, Name: m.Username, Role: m.Role, Created: day(m.CreatedAt), IsSelf: m.ID == u.ID})
+	}
+	if a.Budgets, err = h.budgetsView(ctx(c), users, budgetForm); err != nil {
+		return nil, err
 	}
 	return a, nil
 }

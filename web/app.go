@@ -191,7 +191,7 @@ func errorHandler(h *handlers.Handler, log *slog.Logger) fiber.ErrorHandler {
 		if wantsJSON(c) {
 			out := errorAnswer{Error: msg}
 			if problem != nil {
-				out.Fields, out.Panes = problem.Fields, problem.Panes
+				out.Fields, out.Panes, out.Budget = problem.Fields, problem.Panes, problem.Budget
 			}
 			return c.Status(status).JSON(out)
 		}
@@ -247,9 +247,10 @@ func describe(err error) (status int, msg string, problem *handlers.Problem, log
 // errorAnswer is every error as JSON: a message for the user and, for
 // input that was wrong, what is wrong with each field (or pane).
 type errorAnswer struct {
-	Error  string                `json:"error"`
-	Fields field.Errors          `json:"fields,omitempty"`
-	Panes  []handlers.PaneFields `json:"panes,omitempty"`
+	Error  string                  `json:"error"`
+	Fields field.Errors            `json:"fields,omitempty"`
+	Panes  []handlers.PaneFields   `json:"panes,omitempty"`
+	Budget *handlers.BudgetRefusal `json:"budget,omitempty"`
 }
 
 var headings = map[int]string{

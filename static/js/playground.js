@@ -793,6 +793,7 @@ import { ROLES, contentText, jsonHeaders, postJSON, metricsList, showAnswerLabel
       showRunError({ kind: "network", message: "Knobs could not be reached: " + e.message });
       return;
     }
+    showBudget(res);
     if (EventStream.isStream(res)) {
       ranNow(spec);
       state.lastSpec = spec;
@@ -804,6 +805,7 @@ import { ROLES, contentText, jsonHeaders, postJSON, metricsList, showAnswerLabel
       if (!res.ok) {
         endStream();
         if (res.status === 422 && data.fields) for (const [f, m] of Object.entries(data.fields)) setError(f, m);
+        else if (res.status === 402) showRunError({ kind: "monthly_budget", message: data.error });
         else showRunError({ kind: "server", message: data.error || `Knobs answered ${res.status}.` });
         return;
       }
@@ -1365,6 +1367,17 @@ import { ROLES, contentText, jsonHeaders, postJSON, metricsList, showAnswerLabel
   }
 
   // ---------- errors ----------
+
+  // showBudget shows the warning of a monthly budget a run's answer
+  // carries; an answer without one leaves the banner as it is, and a
+  // refusal's message is shown as the run's error.
+  function showBudget(res) {
+    const warning = res.headers.get("X-Knobs-Budget-Warning");
+    const banner = $("#pg-budget");
+    if (!warning || !banner) return;
+    banner.textContent = warning;
+    banner.hidden = false;
+  }
 
   function showRunError(d) {
     showErrorIn(ui.error, d);
