@@ -83,7 +83,7 @@ func apiDocsOf(doc *huma.OpenAPI, documentURL string) views.APIDocs {
 			if len(op.Tags) > 0 {
 				tag = op.Tags[0]
 			}
-			byTag[tag] = append(byTag[tag], s.operation(method, prefix+path, op))
+			byTag[tag] = append(byTag[tag], s.operation(method, serverOf(op, prefix)+path, op))
 		}
 	}
 
@@ -104,6 +104,16 @@ func apiDocsOf(doc *huma.OpenAPI, documentURL string) views.APIDocs {
 		out.Groups = append(out.Groups, views.APIGroup{Tag: t, Anchor: "tag-" + anchorOf(t), Operations: byTag[t]})
 	}
 	return out
+}
+
+// serverOf is where op's path starts: its own server when it has one
+// (a voting link's calls are at the site's root), else the document's
+// (prefix). A server's closing slash is not doubled before the path.
+func serverOf(op *huma.Operation, prefix string) string {
+	if len(op.Servers) > 0 {
+		return strings.TrimSuffix(op.Servers[0].URL, "/")
+	}
+	return prefix
 }
 
 // operationOf is item's operation for method, nil when it has none.

@@ -94,7 +94,9 @@ func (s *schemaDocs) operation(method, path string, op *huma.Operation) views.AP
 		}
 		out.Responses = append(out.Responses, resp)
 	}
-	out.Curl = curlOf(out)
+	// security: [] is an operation that takes no API token (a voting
+	// link's call, whose voter is a cookie).
+	out.Curl = curlOf(out, op.Security != nil && len(op.Security) == 0)
 	return out
 }
 
@@ -492,8 +494,10 @@ func indentJSON(v any) string {
 }
 
 // curlOf is a curl command for op with the example values, the server
-// and token from $KNOBS_URL and $KNOBS_TOKEN.
-func curlOf(op views.APIOperation) string {
+// and token from $KNOBS_URL and $KNOBS_TOKEN; for an operation that
+// takes no token (noToken), its cookies kept in a file from call to call
+// instead, as a voting link's voter is.
+func curlOf(op views.APIOperation, noToken bool) string {
 	path := op.Path
 	var query []string
 	for _, p := range op.Params {
@@ -516,7 +520,11 @@ func curlOf(op views.APIOperation) string {
 		b.WriteString(" -X " + op.Method)
 	}
 	b.WriteString(` "$KNOBS_URL` + path + `"`)
-	b.WriteString(" \\\n  -H \"Authorization: Bearer $KNOBS_TOKEN\"")
+	if noToken {
+		b.WriteString(" \\\n  -b knobs-cookies.txt -c knobs-cookies.txt")
+	} else {
+		b.WriteString(" \\\n  -H \"Authorization: Bearer $KNOBS_TOKEN\"")
+	}
 	if op.Stream {
 		b.WriteString(" \\\n  -H \"Accept: text/event-stream\"")
 	}

@@ -35,25 +35,44 @@ const arenaLiveWait = 5 * time.Minute
 // their names, models and providers masked, and nothing else that could
 // tell who wrote them (no ids, no timings).
 type PairAnswer struct {
-	PairID int64      `json:"pair_id"`
-	Prompt string     `json:"prompt"`
-	A      PairSide   `json:"a"`
-	B      PairSide   `json:"b"`
-	Votes  VoterTally `json:"votes"`
+	PairID int64      `json:"pair_id" doc:"The pair to vote on, in POST /a/{token}/vote."`
+	Prompt string     `json:"prompt" doc:"The prompt both answers answer."`
+	A      PairSide   `json:"a" doc:"The answer shown on the left (A)."`
+	B      PairSide   `json:"b" doc:"The answer shown on the right (B)."`
+	Votes  VoterTally `json:"votes" doc:"The voter's votes so far (in the reveal: zero, not counted)."`
 }
 
 // PairSide is one answer of a pair: its text, and the text rendered
 // from Markdown as the playground renders a run's answer (sanitized).
 type PairSide struct {
-	Text string `json:"text"`
-	HTML string `json:"html"`
-	Name string `json:"name,omitempty"` // only in the reveal
+	Text string `json:"text" doc:"The answer: with the contestants' names masked before the vote, as written in the reveal."`
+	HTML string `json:"html" doc:"The text rendered from Markdown, sanitized."`
+	Name string `json:"name,omitempty" doc:"Only in the reveal: the display name of the contestant that wrote this answer."`
 }
 
 // VoterTally says how many votes a voter has given and may give.
 type VoterTally struct {
-	Given int  `json:"given"`
-	Max   *int `json:"max"`
+	Given int  `json:"given" doc:"Votes the voter has given."`
+	Max   *int `json:"max" doc:"Votes a voter may give; null when there is no limit."`
+}
+
+// ArenaVoteInput is a vote, as POST /a/{token}/vote takes it.
+type ArenaVoteInput struct {
+	PairID int64  `json:"pair_id" doc:"The pair GET /a/{token}/pair gave."`
+	Choice string `json:"choice" enum:"a,b,tie,both_bad" doc:"The better answer, a tie, or both bad."`
+	Reason string `json:"reason" required:"false" maxLength:"1000" doc:"Why, optionally."`
+	Name   string `json:"name" required:"false" maxLength:"60" doc:"A public link's voter's name, optionally, kept with their votes."`
+}
+
+// ArenaPromptInput is a prompt a voter wrote, as POST /a/{token}/prompt
+// takes it.
+type ArenaPromptInput struct {
+	Text string `json:"text" minLength:"1" doc:"The prompt, up to 8 KiB (in UTF-8)."`
+}
+
+// ArenaPromptAdded answers a prompt a voter added.
+type ArenaPromptAdded struct {
+	Prompt int `json:"prompt" doc:"The prompt's number in the arena; the voter's next pair is on it."`
 }
 
 // arenaOf loads the arena behind a voting link that still takes votes:
@@ -466,12 +485,7 @@ func (h *Handler) ArenaVote(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	var in struct {
-		PairID int64  `json:"pair_id"`
-		Choice string `json:"choice"`
-		Reason string `json:"reason"`
-		Name   string `json:"name"` // a public link's voter, optional
-	}
+	var in ArenaVoteInput
 	if err := c.BodyParser(&in); err != nil {
 		return &Problem{Status: fiber.StatusBadRequest, Message: `Send {"pair_id", "choice", "reason", "name"} as JSON.`}
 	}
@@ -536,9 +550,7 @@ func (h *Handler) ArenaPrompt(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	var in struct {
-		Text string `json:"text"`
-	}
+	var in ArenaPromptInput
 	if err := c.BodyParser(&in); err != nil {
 		return &Problem{Status: fiber.StatusBadRequest, Message: `Send {"text"} as JSON.`}
 	}
@@ -552,5 +564,5 @@ func (h *Handler) ArenaPrompt(c *fiber.Ctx) error {
 	} else if err != nil {
 		return err
 	}
-	return c.Status(fiber.StatusCreated).JSON(fiber.Map{"prompt": p.Index})
+	return c.Status(fiber.StatusCreated).JSON(ArenaPromptAdded{Prompt: p.Index})
 }

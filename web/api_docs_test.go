@@ -14,9 +14,11 @@ import (
 	"testing"
 )
 
-// documentedOperation is one operation as the OpenAPI document lists it.
+// documentedOperation is one operation as the OpenAPI document lists it;
+// noToken when it takes no API token (security: [], a voting link's call).
 type documentedOperation struct {
 	method, path, id string
+	noToken          bool
 }
 
 // openAPIOperations reads the served document's operations and every
@@ -25,8 +27,12 @@ func openAPIOperations(t *testing.T, s *server) (ops []documentedOperation, text
 	t.Helper()
 	a := s.apiCall(t, "GET", "/api/v1/openapi.json", "", nil)
 	var doc struct {
-		Servers []struct{ URL string }                             `json:"servers"`
-		Paths   map[string]map[string]struct{ OperationID string } `json:"paths"`
+		Servers []struct{ URL string } `json:"servers"`
+		Paths   map[string]map[string]struct {
+			OperationID string
+			Servers     []struct{ URL string } `json:"servers"`
+			Security    *[]json.RawMessage     `json:"security"`
+		} `json:"paths"`
 	}
 	a.json(t, &doc)
 	if len(doc.Servers) != 1 {
@@ -34,7 +40,14 @@ func openAPIOperations(t *testing.T, s *server) (ops []documentedOperation, text
 	}
 	for path, item := range doc.Paths {
 		for method, op := range item {
-			ops = append(ops, documentedOperation{strings.ToUpper(method), doc.Servers[0].URL + path, op.OperationID})
+			// An operation's own server (the site's root) comes before the
+			// document's.
+			server := doc.Servers[0].URL
+			if len(op.Servers) > 0 {
+				server = strings.TrimSuffix(op.Servers[0].URL, "/")
+			}
+			noToken := op.Security != nil && len(*op.Security) == 0
+			ops = append(ops, documentedOperation{strings.ToUpper(method), server + path, op.OperationID, noToken})
 		}
 	}
 	var raw any
@@ -110,7 +123,12 @@ func TestAPIDocsPageListsEveryOperationOfTheDocument(t *testing.T) {
 		if !strings.Contains(r.body, `href="#`+op.id+`"`) {
 			t.Errorf("the contents do not link #%s", op.id)
 		}
-		if !strings.Contains(art, "$KNOBS_TOKEN") || !strings.Contains(art, "curl") {
+		switch {
+		case !strings.Contains(art, "curl"):
+			t.Errorf("#%s has no curl example", op.id)
+		case op.noToken && (strings.Contains(art, "$KNOBS_TOKEN") || !strings.Contains(art, "-c knobs-cookies.txt")):
+			t.Errorf("#%s takes no API token, but its curl example does not keep cookies instead", op.id)
+		case !op.noToken && !strings.Contains(art, "$KNOBS_TOKEN"):
 			t.Errorf("#%s has no curl example with $KNOBS_TOKEN", op.id)
 		}
 	}

@@ -88,7 +88,8 @@ func routes(app *fiber.App, h *handlers.Handler, sessions *session.Manager, log 
 	documentArenaVotes(api)
 	group.Use(func(c *fiber.Ctx) error { return fiber.ErrNotFound })
 
-	// An arena's voting calls, before the pages' CSRF check: a public
+	// An arena's voting calls, before the pages' CSRF check (and in the
+	// API's document, with the site's root as their server): a public
 	// link needs no account and no CSRF token (its voter cookie is
 	// SameSite=Strict, so another site cannot vote as anyone); a team
 	// link needs a session (its cookie is not sent on another site's POST).
@@ -96,6 +97,7 @@ func routes(app *fiber.App, h *handlers.Handler, sessions *session.Manager, log 
 	app.Get("/a/:token/pair", sessions.Middleware, h.LoadUser, h.ArenaPair)
 	app.Post("/a/:token/vote", sessions.Middleware, h.LoadUser, h.ArenaVote)
 	app.Post("/a/:token/prompt", sessions.Middleware, h.LoadUser, h.ArenaPrompt)
+	documentVoting(api)
 
 	app.Use(sessions.Middleware, h.LoadUser, csrf)
 
