@@ -35,18 +35,22 @@ FROM user_identities i JOIN users u ON u.id = i.user_id WHERE i.issuer = ? AND i
 	return u, nil
 }
 
-// UserByEmail loads the account whose email, or else whose username, is
-// email, ignoring case; ErrNotFound when there is none.
-func (s *Store) UserByEmail(ctx context.Context, email string) (User, error) {
-	u, err := scanUser(s.r.QueryRowContext(ctx, `SELECT `+userColumns+` FROM users
-WHERE email = ?1 OR username = ?1 ORDER BY email = ?1 DESC, id LIMIT 1`, email))
+// UserByEmail loads the account whose verified email, or else whose
+// username, is email, ignoring case; ErrNotFound when there is none.
+// byEmail is false for a match on the username alone: anyone may have
+// chosen that name, so it proves nothing about who owns the address.
+func (s *Store) UserByEmail(ctx context.Context, email string) (u User, byEmail bool, err error) {
+	var created int64
+	err = s.r.QueryRowContext(ctx, `SELECT `+userColumns+`, ifnull(email = ?1, 0) FROM users
+WHERE email = ?1 OR username = ?1 ORDER BY email = ?1 DESC, id LIMIT 1`, email).Scan(&u.ID, &u.Username, &u.PasswordHash, &u.Role, &created, &byEmail)
+	u.CreatedAt = time.Unix(created, 0)
 	if errors.Is(err, sql.ErrNoRows) {
-		return User{}, ErrNotFound
+		return User{}, false, ErrNotFound
 	}
 	if err != nil {
-		return User{}, fmt.Errorf("db: unable to load the account of an email: %w", err)
+		return User{}, false, fmt.Errorf("db: unable to load the account of an email: %w", err)
 	}
-	return u, nil
+	return u, byEmail, nil
 }
 
 // UserEmail returns the verified email of an account, "" when it has none.
@@ -97,7 +101,14 @@ type SSOSignUp struct {
 	// InviteToken, when set, is spent in the same transaction; without
 	// Allowed, an unknown, used or expired one fails with ErrInviteInvalid.
 	InviteToken string
+	// AdminGroupSet is true when an admin group is configured: the first
+	// account, which becomes the admin, must then be in it (Role admin).
+	AdminGroupSet bool
 }
+
+// ErrFirstNotAdmin is the first account's sign-on refused because it is
+// outside the admin group.
+var ErrFirstNotAdmin = errors.New("db: the first account must be in the admin group")
 
 // maxNameTries bounds the numbered usernames tried before a random one.
 const maxNameTries = 50
@@ -127,6 +138,12 @@ func (s *Store) CreateSSOUser(ctx context.Context, in SSOSignUp) (User, error) {
 			}
 		}
 		switch {
+		case count == 0 && !in.Allowed:
+			// The first account becomes the admin, so the policy must
+			// let it in: not whoever reaches the provider first.
+			return ErrSignUpClosed
+		case count == 0 && in.AdminGroupSet && in.Role != RoleAdmin:
+			return ErrFirstNotAdmin
 		case count == 0:
 			u.Role = RoleAdmin
 		case inviteID != 0 || in.Allowed:
@@ -158,7 +175,7 @@ func (s *Store) CreateSSOUser(ctx context.Context, in SSOSignUp) (User, error) {
 		}
 		return forgetRemoved(ctx, tx, in.Identity)
 	})
-	if errors.Is(err, ErrInviteInvalid) || errors.Is(err, ErrSignUpClosed) || errors.Is(err, ErrIdentityTaken) {
+	if errors.Is(err, ErrInviteInvalid) || errors.Is(err, ErrSignUpClosed) || errors.Is(err, ErrIdentityTaken) || errors.Is(err, ErrFirstNotAdmin) {
 		return User{}, err
 	}
 	if err != nil {

@@ -142,6 +142,10 @@ type pendingLink struct {
 	Email   string `json:"email"`
 	Admin   bool   `json:"admin"` // in the admin group
 	Next    string `json:"next"`
+	// ByName is a match on the username alone, not a verified email:
+	// the page also offers a new account instead.
+	ByName bool   `json:"by_name,omitempty"`
+	Invite string `json:"invite,omitempty"`
 }
 
 // setCookie writes v, signed and encrypted, as the cookie name.

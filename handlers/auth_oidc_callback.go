@@ -107,53 +107,67 @@ func (h *Handler) FinishSSO(c *fiber.Ctx) error {
 		return err
 	}
 
-	// An account with the same email is linked once its password is proved.
-	u, err = h.store.UserByEmail(ctx(c), cl.Email)
+	// An account with the same email is linked once its password is
+	// proved. A match on the username alone may be someone else's pick of
+	// that name: the link page then also offers a new account.
+	u, byEmail, err := h.store.UserByEmail(ctx(c), cl.Email)
 	if err == nil {
 		linked, err := h.store.HasIdentityAt(ctx(c), u.ID, id.Issuer)
 		if err != nil {
 			return err
 		}
-		if linked || u.PasswordHash == "" {
+		if byEmail && (linked || u.PasswordHash == "") {
 			return errSSO(fiber.StatusConflict, fmt.Sprintf("An account with the email %s exists on this Knobs but signs in with another identity of this provider, so it cannot be linked to this one. Ask an admin.", cl.Email))
 		}
-		if err := s.setCookie(c, linkCookie, pendingLink{User: u.ID, Issuer: id.Issuer, Subject: id.Subject, Email: id.Email, Admin: admin, Next: f.Next}); err != nil {
-			return err
+		if !linked && u.PasswordHash != "" {
+			l := pendingLink{User: u.ID, Issuer: id.Issuer, Subject: id.Subject, Email: id.Email, Admin: admin, Next: f.Next, ByName: !byEmail, Invite: f.Invite}
+			if err := s.setCookie(c, linkCookie, l); err != nil {
+				return err
+			}
+			return c.Redirect("/auth/oidc/link", fiber.StatusSeeOther)
 		}
-		return c.Redirect("/auth/oidc/link", fiber.StatusSeeOther)
-	}
-	if !errors.Is(err, db.ErrNotFound) {
+		// A username that only looks like the email, on an account
+		// that cannot be linked: a new account, as for anyone else.
+	} else if !errors.Is(err, db.ErrNotFound) {
 		return err
 	}
+	return h.createSSOAccount(c, id, admin, f.Invite, f.Next)
+}
 
-	// A new account, as the policy or an invite allows.
+// createSSOAccount makes the account of a first single sign-on, as the
+// policy (email domain, admin group) or an invite allows, and signs in.
+func (h *Handler) createSSOAccount(c *fiber.Ctx, id db.Identity, admin bool, invite, next string) error {
+	s := h.sso
 	removed, err := h.store.IdentityRemoved(ctx(c), id)
 	if err != nil {
 		return err
 	}
-	allowed := (s.domainAllowed(cl.Email) || admin) && !removed
+	allowed := (s.domainAllowed(id.Email) || admin) && !removed
 	role := db.RoleMember
 	if admin {
 		role = db.RoleAdmin
 	}
-	u, err = h.store.CreateSSOUser(ctx(c), db.SSOSignUp{Identity: id, Username: usernameFor(cl.Email), Role: role, Allowed: allowed, InviteToken: f.Invite})
+	u, err := h.store.CreateSSOUser(ctx(c), db.SSOSignUp{Identity: id, Username: usernameFor(id.Email), Role: role, Allowed: allowed,
+		InviteToken: invite, AdminGroupSet: h.cfg.OIDC.AdminGroup != ""})
 	switch {
 	case errors.Is(err, db.ErrInviteInvalid):
 		return errSSO(fiber.StatusForbidden, "Your invite link was already used, has expired or was revoked. Ask an admin for a new one.")
+	case errors.Is(err, db.ErrFirstNotAdmin):
+		return errSSO(fiber.StatusForbidden, fmt.Sprintf("This Knobs has no account yet, and its first account becomes the admin: it must be made by a member of the admin group %s.", h.cfg.OIDC.AdminGroup))
 	case errors.Is(err, db.ErrSignUpClosed) && removed:
 		return errSSO(fiber.StatusForbidden, "An admin removed your account from this Knobs. To come back, ask an admin for an invite link.")
 	case errors.Is(err, db.ErrSignUpClosed):
-		return errSSO(fiber.StatusForbidden, fmt.Sprintf("Accounts for %s are not made here by single sign-on: its email domain is not allowed on this Knobs. Ask an admin for an invite link.", cl.Email))
+		return errSSO(fiber.StatusForbidden, fmt.Sprintf("Accounts for %s are not made here by single sign-on: its email domain is not allowed on this Knobs. Ask an admin for an invite link.", id.Email))
 	case errors.Is(err, db.ErrIdentityTaken):
 		return errSSO(fiber.StatusConflict, "This identity was linked to an account a moment ago, by another sign-in.")
 	case err != nil:
 		return err
 	}
-	h.log.Info("account created by single sign-on", "user", u.Username, "role", u.Role)
+	h.log.InfoContext(ctx(c), "account created by single sign-on", "user", u.Username, "role", u.Role)
 	if err := h.signIn(c, u.ID); err != nil {
 		return err
 	}
-	return redirectWith(c, f.Next, "Welcome to Knobs, "+u.Username+".")
+	return redirectWith(c, next, "Welcome to Knobs, "+u.Username+".")
 }
 
 // ssoSignIn signs in to u through identity id: the role follows the

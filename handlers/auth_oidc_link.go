@@ -27,7 +27,7 @@ func (h *Handler) linkForm(c *fiber.Ctx) (views.LinkForm, pendingLink, db.User, 
 	if err != nil {
 		return views.LinkForm{}, l, u, err
 	}
-	f := views.LinkForm{Page: h.page(c, "Link your account", ""), Username: u.Username, Email: l.Email, Provider: h.cfg.OIDC.Name}
+	f := views.LinkForm{Page: h.page(c, "Link your account", ""), Username: u.Username, Email: l.Email, Provider: h.cfg.OIDC.Name, ByName: l.ByName}
 	return f, l, u, nil
 }
 
@@ -87,4 +87,19 @@ func (h *Handler) LinkAccount(c *fiber.Ctx) error {
 	h.log.Info("single sign-on identity linked to an account", "user", u.Username)
 	session.From(c).SetFlash("Your account is linked: sign in with " + h.cfg.OIDC.Name + " from now on.")
 	return h.ssoSignIn(c, u, id, l.Admin, l.Next)
+}
+
+// NewSSOAccount makes a new account for the identity waiting to be
+// linked, when the account it matched only has the email as its username
+// (anyone may have picked that name), as the policy or an invite allows.
+func (h *Handler) NewSSOAccount(c *fiber.Ctx) error {
+	_, l, _, err := h.linkForm(c)
+	if err != nil {
+		return err
+	}
+	if !l.ByName {
+		return errSSO(fiber.StatusConflict, "An account has this verified email: link it with its password, or ask an admin.")
+	}
+	h.sso.clearCookie(c, linkCookie)
+	return h.createSSOAccount(c, db.Identity{Issuer: l.Issuer, Subject: l.Subject, Email: l.Email}, l.Admin, l.Invite, l.Next)
 }

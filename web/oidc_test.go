@@ -512,11 +512,11 @@ func TestSSOLinksAnExistingAccountOnlyWithItsPassword(t *testing.T) {
 
 func TestSSOPasswordLoginOff(t *testing.T) {
 	t.Parallel()
-	srv, d, _ := ssoServer(t, "KNOBS_PASSWORD_LOGIN", "false")
+	srv, d, _ := ssoServer(t, "KNOBS_PASSWORD_LOGIN", "false", "KNOBS_OIDC_ALLOWED_DOMAINS", "example.com")
 	c := srv.newClient(t)
 
 	r := c.get("/login")
-	wantPage(t, r, http.StatusOK, "Sign in with "+ssoName, "the first to sign in with "+ssoName+" becomes the team's admin")
+	wantPage(t, r, http.StatusOK, "Sign in with "+ssoName, "the first person this Knobs lets in through "+ssoName+" (an allowed email domain, or the admin group when one is set) becomes the team's admin")
 	if r.has(`action="/login"`) || r.has(`name="password"`) {
 		t.Errorf("the sign-in page shows the password form")
 	}
@@ -531,8 +531,15 @@ func TestSSOPasswordLoginOff(t *testing.T) {
 		t.Fatalf("%d accounts after refused posts, want none", n)
 	}
 
-	// The first account, as with sign-up, is the admin, whatever the domain.
-	d.queue("sub-root", "root@anywhere.example", true)
+	// The first account becomes the admin, so whoever reaches the
+	// provider first is not let in outside the allowed domains.
+	d.queue("sub-stranger", "stranger@anywhere.example", true)
+	wantPage(t, srv.newClient(t).ssoSignIn(), http.StatusForbidden, "its email domain is not allowed")
+	if n := srv.countUsers(t); n != 0 {
+		t.Fatalf("%d accounts after a first sign-on outside the policy, want none", n)
+	}
+	// The first allowed one, as with sign-up, is the admin.
+	d.queue("sub-root", "root@example.com", true)
 	wantRedirect(t, c.ssoSignIn(), "/")
 	if s := c.open("/settings"); !isAdminPage(s) {
 		t.Errorf("the first account made by single sign-on is not the admin")
@@ -625,5 +632,77 @@ func TestSSOProviderUnreachable(t *testing.T) {
 	wantPage(t, c.get("/auth/oidc/start"), http.StatusBadGateway, "Knobs cannot reach the identity provider right now.")
 	if logs := srv.log.String(); !strings.Contains(logs, "discovery document could not be read") || strings.Contains(logs, ssoClientSecret) {
 		t.Errorf("the log does not say why, or shows the client secret:\n%s", logs)
+	}
+}
+
+// With an admin group set, the first account, which becomes the admin,
+// must be in it: an allowed domain alone does not make the team's admin.
+func TestSSOFirstAccountNeedsTheAdminGroup(t *testing.T) {
+	t.Parallel()
+	srv, d, _ := ssoServer(t, "KNOBS_PASSWORD_LOGIN", "false", "KNOBS_OIDC_ALLOWED_DOMAINS", "example.com",
+		"KNOBS_OIDC_ADMIN_GROUP", "knobs-admins", "KNOBS_OIDC_SCOPES", "openid email profile groups")
+	d.queue("sub-dev", "dev@example.com", true, "engineering")
+	wantPage(t, srv.newClient(t).ssoSignIn(), http.StatusForbidden, "its first account becomes the admin: it must be made by a member of the admin group knobs-admins")
+	if n := srv.countUsers(t); n != 0 {
+		t.Fatalf("%d accounts after a first sign-on outside the admin group, want none", n)
+	}
+	c := srv.newClient(t)
+	d.queue("sub-lead", "lead@example.com", true, "knobs-admins")
+	wantRedirect(t, c.ssoSignIn(), "/")
+	if s := c.open("/settings"); !isAdminPage(s) {
+		t.Errorf("the first account, in the admin group, is not the admin")
+	}
+	// After it, the domain lets members in.
+	m := srv.newClient(t)
+	d.queue("sub-dev", "dev@example.com", true, "engineering")
+	wantRedirect(t, m.ssoSignIn(), "/")
+	if s := m.open("/settings"); isAdminPage(s) {
+		t.Errorf("a member outside the admin group is an admin")
+	}
+}
+
+// A username that is someone's email address proves nothing: anyone may
+// have picked it. The owner of the address, signing on, is offered a new
+// account beside the link, and takes it without the squatter's password.
+func TestSSOUsernameLikeAnEmailDoesNotBlockItsOwner(t *testing.T) {
+	t.Parallel()
+	srv, d, _ := ssoServer(t, "KNOBS_OIDC_ALLOWED_DOMAINS", "example.com")
+	admin := newTeamAdmin(t, srv)
+	admin.addMember("ceo@example.com") // a member picked the CEO's address as a name
+	users := srv.countUsers(t)
+
+	c := srv.newClient(t)
+	d.queue("sub-ceo", "ceo@example.com", true)
+	wantRedirect(t, c.ssoSignIn(), "/auth/oidc/link")
+	wantPage(t, c.get("/auth/oidc/link"), http.StatusOK, `action="/auth/oidc/link/new"`, "Not my account: make a new one")
+	wantRedirect(t, c.postForm("/auth/oidc/link/new", nil), "/")
+	u, err := srv.identityUser(t, d, "sub-ceo")
+	if err != nil || u.Username == "ceo@example.com" {
+		t.Fatalf("the identity signs in to %+v (%v), want a new account", u, err)
+	}
+	if n := srv.countUsers(t); n != users+1 {
+		t.Errorf("%d accounts, want %d", n, users+1)
+	}
+	wantPage(t, c.open("/"), http.StatusOK, "Signed in as <strong>"+u.Username+"</strong>")
+	// The offer is used up with the cookie.
+	wantPage(t, c.postForm("/auth/oidc/link/new", nil), http.StatusBadRequest, "No single sign-on is waiting to be linked")
+}
+
+// An account whose verified email matches is never bypassed with a new
+// account: only its password links it.
+func TestSSONoNewAccountBesideAVerifiedEmail(t *testing.T) {
+	t.Parallel()
+	srv, d, _ := ssoServer(t, "KNOBS_OIDC_ALLOWED_DOMAINS", "example.com")
+	newTeamAdmin(t, srv)
+	// Ann's account gets its verified email by her first sign-on.
+	d.queue("sub-ann", "ann@example.com", true)
+	wantRedirect(t, srv.newClient(t).ssoSignIn(), "/")
+	users := srv.countUsers(t)
+	// Another identity of the same provider with the same address is
+	// refused: the account is linked already.
+	d.queue("sub-ann-2", "ann@example.com", true)
+	wantPage(t, srv.newClient(t).ssoSignIn(), http.StatusConflict, "signs in with another identity of this provider")
+	if n := srv.countUsers(t); n != users {
+		t.Errorf("%d accounts, want %d", n, users)
 	}
 }

@@ -114,6 +114,7 @@ func routes(app *fiber.App, h *handlers.Handler, sessions *session.Manager, log 
 	app.Get("/auth/oidc/callback", h.FinishSSO)
 	app.Get("/auth/oidc/link", h.ShowLinkPage)
 	app.Post("/auth/oidc/link", h.LinkAccount)
+	app.Post("/auth/oidc/link/new", h.NewSSOAccount)
 
 	// Share links: a public link opens for anyone, a team link for members.
 	app.Get("/s/:token", h.ShowSharedRun)
