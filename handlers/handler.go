@@ -65,6 +65,8 @@ type Handler struct {
 	metrics *metrics.Metrics
 	// stopping is closed when Knobs begins to shut down: /readyz fails.
 	stopping <-chan struct{}
+	// ready is the last readiness probe, shared for a second.
+	ready readiness
 	// spend is what the budgets read spending from; budget holds what
 	// runs going may cost (budget.go).
 	spend  spendSource

@@ -2,6 +2,7 @@ package handlers
 
 import (
 	"context"
+	"sync"
 	"time"
 
 	"github.com/gofiber/fiber/v2"
@@ -23,19 +24,45 @@ func (h *Handler) Healthz(c *fiber.Ctx) error {
 // long is as good as unwritable to the requests waiting behind it.
 const readyTimeout = 5 * time.Second
 
+// readyFresh is how long a readiness probe's answer is reused: the
+// probe takes the database's single writer, so a flood of /readyz (it
+// needs no sign-in) must not queue a write per request in front of the
+// runs'.
+const readyFresh = time.Second
+
+// readiness shares one write probe between the /readyz requests of a
+// second: concurrent ones wait for the probe in progress.
+type readiness struct {
+	mu  sync.Mutex
+	at  time.Time
+	err error
+}
+
 // Readyz answers 200 when Knobs can take traffic: it is not shutting
 // down and the database takes a write (a probe that keeps nothing, see
-// db.CheckWritable). Otherwise 503, with the reason.
+// db.CheckWritable, made at most once a second). Otherwise 503, with the
+// reason.
 func (h *Handler) Readyz(c *fiber.Ctx) error {
 	select {
 	case <-h.stopping:
 		return c.Status(fiber.StatusServiceUnavailable).SendString("not ready: Knobs is shutting down\n")
 	default:
 	}
-	probe, cancel := context.WithTimeout(ctx(c), readyTimeout)
-	defer cancel()
-	if err := h.store.CheckWritable(probe); err != nil {
-		h.log.WarnContext(ctx(c), "readiness check failed: the database cannot be written", "err", err)
+	r := &h.ready
+	r.mu.Lock()
+	if r.at.IsZero() || time.Since(r.at) >= readyFresh {
+		probe, cancel := context.WithTimeout(ctx(c), readyTimeout)
+		r.err = h.store.CheckWritable(probe)
+		cancel()
+		r.at = time.Now()
+		h.metrics.ReadyProbe(r.err == nil)
+		if r.err != nil {
+			h.log.WarnContext(ctx(c), "readiness check failed: the database cannot be written", "err", r.err)
+		}
+	}
+	err := r.err
+	r.mu.Unlock()
+	if err != nil {
 		return c.Status(fiber.StatusServiceUnavailable).SendString("not ready: the database cannot be written (is the disk full or read-only?)\n")
 	}
 	return c.SendString("ready\n")

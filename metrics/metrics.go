@@ -64,6 +64,7 @@ type Metrics struct {
 	backupLast     prometheus.Gauge
 	backupDuration prometheus.Gauge
 	backupSize     prometheus.Gauge
+	readyProbes    *prometheus.CounterVec
 }
 
 // New builds the collectors on a registry of their own, with the Go
@@ -107,10 +108,12 @@ func New() *Metrics {
 			Help: "How long the last backup that succeeded took."}),
 		backupSize: prometheus.NewGauge(prometheus.GaugeOpts{Name: "knobs_backup_last_size_bytes",
 			Help: "Size of the last backup that succeeded."}),
+		readyProbes: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "knobs_readiness_probes_total",
+			Help: "Write probes /readyz made of the database, by result (ok, error); callers within a second share one."}, []string{"result"}),
 	}
 	for _, c := range []prometheus.Collector{m.runsStarted, m.runsFinished, m.upstreamErrors, m.firstToken, m.duration,
 		m.tokens, m.cost, m.liveRuns, m.listeners, m.dbWrites, m.writerQueue, m.httpRequests, m.backups, m.backupLast,
-		m.backupDuration, m.backupSize,
+		m.backupDuration, m.backupSize, m.readyProbes,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{})} {
 		reg.MustRegister(c)
 	}
@@ -263,6 +266,18 @@ func (m *Metrics) Backup(ok bool, d time.Duration, size int64) {
 	m.backupLast.Set(float64(time.Now().UnixNano()) / 1e9)
 	m.backupDuration.Set(d.Seconds())
 	m.backupSize.Set(float64(size))
+}
+
+// ReadyProbe records one write probe of the database made for /readyz.
+func (m *Metrics) ReadyProbe(ok bool) {
+	if m == nil {
+		return
+	}
+	result := "ok"
+	if !ok {
+		result = "error"
+	}
+	m.readyProbes.WithLabelValues(result).Inc()
 }
 
 // capped hands out label values: the first max distinct names as they

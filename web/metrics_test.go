@@ -11,7 +11,9 @@ import (
 	"net/http"
 	"regexp"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
@@ -355,22 +357,73 @@ func TestReadyzFailsWhileTheDatabaseCannotBeWritten(t *testing.T) {
 	c := s.newClient(t)
 	wantPage(t, c.get("/readyz"), http.StatusOK, "ready")
 
+	// readyz asks until the answer is want: a probe's answer is reused
+	// for a second, so a change shows within about that.
+	readyz := func(want int) *response {
+		t.Helper()
+		var r *response
+		for i := 0; i < 500; i++ {
+			if r = c.get("/readyz"); r.status == want {
+				break
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+		return r
+	}
 	// The database held at its size, as a full disk holds it.
 	if err := s.store.LimitGrowth(context.Background(), 0); err != nil {
 		t.Fatal(err)
 	}
-	wantPage(t, c.get("/readyz"), http.StatusServiceUnavailable, "the database cannot be written")
+	wantPage(t, readyz(http.StatusServiceUnavailable), http.StatusServiceUnavailable, "the database cannot be written")
 	wantPage(t, c.get("/healthz"), http.StatusOK, "ok")
 
 	// Room again: ready again.
 	if err := s.store.LimitGrowth(context.Background(), 1<<20); err != nil {
 		t.Fatal(err)
 	}
-	wantPage(t, c.get("/readyz"), http.StatusOK, "ready")
+	wantPage(t, readyz(http.StatusOK), http.StatusOK, "ready")
 
 	s.beginStop()
 	wantPage(t, c.get("/readyz"), http.StatusServiceUnavailable, "shutting down")
 	wantPage(t, c.get("/healthz"), http.StatusOK, "ok")
+}
+
+// /readyz needs no sign-in and its probe takes the database's only
+// writer: a flood of concurrent requests shares probes instead of
+// queueing one write each in front of the runs'.
+func TestReadyzFloodSharesItsProbes(t *testing.T) {
+	s := newServer(t, withEnv("KNOBS_METRICS_ADDR", "127.0.0.1:0"))
+	const flood = 40
+	var wg sync.WaitGroup
+	statuses := make(chan int, flood)
+	for range flood {
+		wg.Go(func() {
+			resp, err := http.Get(s.url + "/readyz")
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			resp.Body.Close()
+			statuses <- resp.StatusCode
+		})
+	}
+	wg.Wait()
+	close(statuses)
+	for st := range statuses {
+		if st != http.StatusOK {
+			t.Errorf("/readyz answered %d in a flood, want 200", st)
+		}
+	}
+	_, m := scrape(t, s.metricsURL, "")
+	probes := 0.0
+	for _, x := range m["knobs_readiness_probes_total"].GetMetric() {
+		probes += x.GetCounter().GetValue()
+	}
+	// One probe a second at most: the flood is over in far less than
+	// the forty seconds that would allow one each.
+	if probes < 1 || probes >= flood/2 {
+		t.Errorf("%v write probes for %d concurrent /readyz, want them shared", probes, flood)
+	}
 }
 
 // A run stopped at one of Knobs' own bounds is counted as that bound,
