@@ -536,12 +536,65 @@ CREATE TRIGGER arenas_forget AFTER DELETE ON arenas BEGIN
 END;
 CREATE INDEX arena_pairs_votes ON arena_pairs (arena_id, voted_at) WHERE voted_at IS NOT NULL;
 `,
+	// 16: usage and cost. An admin's price per model (USD per million
+	// tokens), over the provider's listing; a run keeps the tokens it
+	// used and the price it was costed at, so that a later price change
+	// leaves its cost alone; usage_daily rolls finished runs up by UTC
+	// day, user, provider, model, preset, experiment and arena, in the
+	// transaction that finishes the run. usage_daily has no foreign keys
+	// on purpose: spend stays when runs, their owners, presets,
+	// experiments or arenas are deleted, as the bill does (finished runs
+	// already stored are rolled up by backfillUsage).
+	`
+CREATE TABLE model_prices (
+	provider     TEXT NOT NULL,
+	model        TEXT NOT NULL,
+	input        REAL NOT NULL,
+	output       REAL NOT NULL,
+	cached_input REAL NOT NULL,
+	reasoning    REAL NOT NULL,
+	set_at       INTEGER NOT NULL,
+	set_by       INTEGER REFERENCES users (id) ON DELETE SET NULL,
+	PRIMARY KEY (provider, model)
+) WITHOUT ROWID;
+ALTER TABLE runs ADD COLUMN arena_id INTEGER;
+ALTER TABLE runs ADD COLUMN input_tokens INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE runs ADD COLUMN output_tokens INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE runs ADD COLUMN cached_tokens INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE runs ADD COLUMN reasoning_tokens INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE runs ADD COLUMN priced INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE runs ADD COLUMN price_input REAL;
+ALTER TABLE runs ADD COLUMN price_output REAL;
+ALTER TABLE runs ADD COLUMN price_cached REAL;
+ALTER TABLE runs ADD COLUMN price_reasoning REAL;
+CREATE TABLE usage_daily (
+	day              INTEGER NOT NULL,
+	user_id          INTEGER NOT NULL,
+	provider         TEXT NOT NULL,
+	model            TEXT NOT NULL,
+	preset_id        INTEGER NOT NULL,
+	experiment_id    INTEGER NOT NULL,
+	arena_id         INTEGER NOT NULL,
+	calls            INTEGER NOT NULL DEFAULT 0,
+	errors           INTEGER NOT NULL DEFAULT 0,
+	input_tokens     INTEGER NOT NULL DEFAULT 0,
+	output_tokens    INTEGER NOT NULL DEFAULT 0,
+	cached_tokens    INTEGER NOT NULL DEFAULT 0,
+	reasoning_tokens INTEGER NOT NULL DEFAULT 0,
+	cost_usd         REAL NOT NULL DEFAULT 0,
+	unpriced_calls   INTEGER NOT NULL DEFAULT 0,
+	unpriced_tokens  INTEGER NOT NULL DEFAULT 0,
+	PRIMARY KEY (day, user_id, provider, model, preset_id, experiment_id, arena_id)
+) WITHOUT ROWID;
+CREATE INDEX usage_daily_user ON usage_daily (user_id, day);
+`,
 }
 
 // afterMigration holds the steps, in Go, that complete a migration in
 // its transaction, by the schema version the migration brings.
 var afterMigration = map[int]func(context.Context, *sql.Tx) error{
 	14: widenShareKinds,
+	16: backfillUsage,
 	4:  summariseRuns,
 	8: func(ctx context.Context, tx *sql.Tx) error {
 		if err := rebuildAutoincrement(ctx, tx, "users", "runs", "shares", "invites"); err != nil {

@@ -1,0 +1,299 @@
+package db_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"strconv"
+	"testing"
+	"time"
+
+	"knobs/db"
+)
+
+// ledgerRun is a finished run as the test made it, for recomputing usage
+// without the store.
+type ledgerRun struct {
+	id                               int64
+	user                             int64
+	userName                         string
+	provider, model                  string
+	preset, experiment, arena        int64
+	finished                         time.Time
+	failed                           bool
+	input, output, cached, reasoning int64
+	cost                             float64
+	priced                           bool
+}
+
+// recompute sums the runs as Usage should for grouping by, everyone's.
+func recompute(runs []ledgerRun, removedUsers map[int64]bool, by string) map[string]db.UsageFigures {
+	out := map[string]db.UsageFigures{}
+	for _, r := range runs {
+		var key string
+		switch by {
+		case db.UsageByUser:
+			key = r.userName
+			if removedUsers[r.user] {
+				key = "removed user #" + strconv.FormatInt(r.user, 10)
+			}
+		case db.UsageByProvider:
+			key = r.provider
+		case db.UsageByModel:
+			key = r.provider + "/" + r.model
+		case db.UsageByDay:
+			key = r.finished.UTC().Format(time.DateOnly)
+		case db.UsageByMonth:
+			key = r.finished.UTC().Format("2006-01")
+		case db.UsageByPreset, db.UsageByExperiment, db.UsageByArena:
+			id := map[string]int64{db.UsageByPreset: r.preset, db.UsageByExperiment: r.experiment, db.UsageByArena: r.arena}[by]
+			key = "none"
+			if id != 0 {
+				key = "#" + strconv.FormatInt(id, 10) + " (removed)" // the test makes no presets, experiments or arenas
+			}
+		}
+		f := out[key]
+		f.Calls++
+		if r.failed {
+			f.Errors++
+		}
+		f.InputTokens += r.input
+		f.OutputTokens += r.output
+		f.CachedTokens += r.cached
+		f.ReasoningTokens += r.reasoning
+		if r.priced {
+			f.CostUSD += r.cost
+		} else {
+			f.UnpricedCalls++
+			f.UnpricedTokens += r.input + r.output
+		}
+		out[key] = f
+	}
+	return out
+}
+
+func sameFigures(a, b db.UsageFigures) bool {
+	ca, cb := a.CostUSD, b.CostUSD
+	a.CostUSD, b.CostUSD = 0, 0
+	return a == b && math.Abs(ca-cb) < 1e-9
+}
+
+// checkUsage compares every grouping of the store's roll-ups over the
+// whole period with a recomputation from runs.
+func checkUsage(t *testing.T, s *db.Store, from, to time.Time, runs []ledgerRun, removed map[int64]bool, when string) {
+	t.Helper()
+	ctx := context.Background()
+	for _, by := range []string{db.UsageByUser, db.UsageByProvider, db.UsageByModel, db.UsageByDay, db.UsageByMonth, db.UsageByPreset, db.UsageByExperiment, db.UsageByArena} {
+		rep, err := s.Usage(ctx, db.UsageQuery{From: from, To: to, GroupBy: by})
+		if err != nil {
+			t.Fatalf("%s: usage by %s: %v", when, by, err)
+		}
+		want := recompute(runs, removed, by)
+		got := map[string]db.UsageFigures{}
+		var total db.UsageFigures
+		for _, r := range rep.Rows {
+			got[r.Key] = r.UsageFigures
+			total.Calls += r.Calls
+			total.CostUSD += r.CostUSD
+		}
+		if len(got) != len(want) {
+			t.Fatalf("%s: by %s: %d groups, want %d:\n got %v\nwant %v", when, by, len(got), len(want), got, want)
+		}
+		for k, w := range want {
+			if !sameFigures(got[k], w) {
+				t.Errorf("%s: by %s, %q: got %+v, want %+v", when, by, k, got[k], w)
+			}
+		}
+		if total.Calls != rep.Total.Calls || math.Abs(total.CostUSD-rep.Total.CostUSD) > 1e-9 || rep.Total.Calls != int64(len(runs)) {
+			t.Errorf("%s: by %s: total %+v, rows add to %d calls, %d runs finished", when, by, rep.Total, total.Calls, len(runs))
+		}
+	}
+}
+
+// Runs are finished at random (users, providers, priced or not, errors,
+// presets, experiments, arenas, days over three months) between random
+// single deletes, a member's removal and retention purges. The roll-ups
+// always equal a recomputation from every run ever finished: deletes do
+// not take spend back. Before anything is deleted that is also a
+// recomputation from the runs table itself.
+func TestUsageRollUpsEqualRecomputation(t *testing.T) {
+	ctx := context.Background()
+	s, path := openStore(t)
+	rng := rand.New(rand.NewPCG(18, 1))
+	var users []int64
+	names := map[int64]string{}
+	for _, n := range []string{"ada", "bob", "cy", "dee"} {
+		u, err := s.CreateUser(ctx, db.SignUp{Username: n, PasswordHash: "x", Open: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		users = append(users, u.ID)
+		names[u.ID] = n
+	}
+	models := []struct {
+		provider, model string
+		price           bool
+	}{{"sim", "sim-reasoning", true}, {"sim", "sim-fast", false}, {"cerebras", "gpt-oss-120b", true}, {"local", "llama", false}, {"xai", "grok-3", true}}
+	start := time.Date(2026, 9, 1, 0, 0, 0, 0, time.UTC)
+	var ledger []ledgerRun
+	removed := map[int64]bool{}
+	finishSome := func(n int) {
+		for range n {
+			u := users[rng.IntN(len(users))]
+			if removed[u] {
+				continue
+			}
+			m := models[rng.IntN(len(models))]
+			created := start.Add(time.Duration(rng.IntN(90*24*60)) * time.Minute)
+			r := ledgerRun{user: u, userName: names[u], provider: m.provider, model: m.model, priced: m.price,
+				finished: created.Add(time.Duration(rng.IntN(600)) * time.Second), failed: rng.IntN(6) == 0,
+				input: int64(rng.IntN(4000)), output: int64(rng.IntN(2000))}
+			r.cached = int64(rng.IntN(int(r.input) + 1))
+			r.reasoning = int64(rng.IntN(int(r.output) + 1))
+			if rng.IntN(3) == 0 {
+				r.preset = int64(1 + rng.IntN(3))
+			}
+			if rng.IntN(4) == 0 {
+				r.experiment = int64(1 + rng.IntN(2))
+			} else if rng.IntN(5) == 0 {
+				r.arena = int64(1 + rng.IntN(2))
+			}
+			result := map[string]any{"choices": []any{}, "usage": map[string]any{"prompt_tokens": r.input, "completion_tokens": r.output,
+				"cached_tokens": r.cached, "reasoning_tokens": r.reasoning}}
+			if m.price {
+				r.cost = float64(rng.IntN(100000)) / 1e5
+				result["metrics"] = map[string]any{"cost_usd": r.cost}
+				result["price"] = map[string]any{"input": 1, "output": 2, "cached_input": 0.5, "reasoning": 2}
+			}
+			id, err := s.CreateRun(ctx, db.Run{UserID: u, Provider: m.provider, Endpoint: "chat", Model: m.model, Spec: "{}", CreatedAt: created,
+				PresetID: r.preset, ExperimentID: r.experiment, ArenaID: r.arena})
+			if err != nil {
+				t.Fatal(err)
+			}
+			r.id = id
+			status := db.RunDone
+			if r.failed {
+				status = db.RunError
+			}
+			body, _ := json.Marshal(result)
+			if err := s.FinishRun(ctx, id, status, "", string(body), nil, r.finished); err != nil {
+				t.Fatal(err)
+			}
+			// A second ending written for the same run counts once.
+			if rng.IntN(10) == 0 {
+				if err := s.FinishRun(ctx, id, status, "", string(body), nil, r.finished.Add(time.Hour)); err != nil {
+					t.Fatal(err)
+				}
+			}
+			ledger = append(ledger, r)
+		}
+	}
+	from, to := start.AddDate(0, 0, -1), start.AddDate(0, 4, 0)
+
+	finishSome(400)
+	checkUsage(t, s, from, to, ledger, removed, "after the first runs")
+	// Nothing deleted yet: the runs table's own columns give the same.
+	var calls, unpriced int64
+	var cost float64
+	err := rawDB(t, path).QueryRow(`SELECT count(*), total(CASE WHEN priced THEN cost_usd END), total(CASE WHEN NOT priced THEN 1 END) FROM runs`).Scan(&calls, &cost, &unpriced)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := recompute(ledger, nil, db.UsageByMonth)
+	var w db.UsageFigures
+	for _, f := range want {
+		w.Calls += f.Calls
+		w.CostUSD += f.CostUSD
+		w.UnpricedCalls += f.UnpricedCalls
+	}
+	if calls != w.Calls || unpriced != w.UnpricedCalls || math.Abs(cost-w.CostUSD) > 1e-9 {
+		t.Errorf("runs table: %d calls, %d unpriced, $%g; the ledger: %+v", calls, unpriced, cost, w)
+	}
+
+	for round := range 3 {
+		for range 20 {
+			r := ledger[rng.IntN(len(ledger))]
+			if err := s.RemoveRun(ctx, r.user, r.id); err != nil && err != db.ErrNotFound {
+				t.Fatal(err)
+			}
+		}
+		if _, err := s.PurgeRuns(ctx, start.AddDate(0, 0, 20*(round+1))); err != nil {
+			t.Fatal(err)
+		}
+		if round == 1 {
+			if err := s.RemoveUser(ctx, users[3]); err != nil {
+				t.Fatal(err)
+			}
+			removed[users[3]] = true
+		}
+		checkUsage(t, s, from, to, ledger, removed, fmt.Sprintf("after deletes, round %d", round))
+		finishSome(100)
+		checkUsage(t, s, from, to, ledger, removed, fmt.Sprintf("after more runs, round %d", round))
+	}
+	var left int
+	if err := rawDB(t, path).QueryRow(`SELECT count(*) FROM runs`).Scan(&left); err != nil {
+		t.Fatal(err)
+	}
+	if left >= len(ledger) {
+		t.Fatalf("%d runs left of %d: the deletes deleted nothing", left, len(ledger))
+	}
+
+	// SpentSince counts what Usage counts, for the budgets.
+	since := start.AddDate(0, 1, 0)
+	var wantUSD float64
+	var wantTokens int64
+	for _, r := range ledger {
+		if r.user != users[0] || r.provider != "sim" || r.finished.Before(since) {
+			continue
+		}
+		if r.priced {
+			wantUSD += r.cost
+		} else {
+			wantTokens += r.input + r.output
+		}
+	}
+	usd, tokens, err := s.SpentSince(ctx, since, users[0], "sim")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if math.Abs(usd-wantUSD) > 1e-9 || tokens != wantTokens {
+		t.Errorf("SpentSince: $%g and %d unpriced tokens, want $%g and %d", usd, tokens, wantUSD, wantTokens)
+	}
+}
+
+// A member's query sees only their own calls.
+func TestUsageOfOneUser(t *testing.T) {
+	ctx := context.Background()
+	s, _ := openStore(t)
+	var ids []int64
+	for _, n := range []string{"ann", "ben"} {
+		u, err := s.CreateUser(ctx, db.SignUp{Username: n, PasswordHash: "x", Open: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids = append(ids, u.ID)
+	}
+	at := time.Date(2026, 11, 3, 12, 0, 0, 0, time.UTC)
+	for i, u := range []int64{ids[0], ids[1], ids[1]} {
+		id, err := s.CreateRun(ctx, db.Run{UserID: u, Provider: "sim", Endpoint: "chat", Model: "sim-reasoning", Spec: "{}", CreatedAt: at})
+		if err != nil {
+			t.Fatal(err)
+		}
+		res := fmt.Sprintf(`{"usage":{"prompt_tokens":%d,"completion_tokens":1},"metrics":{"cost_usd":1},"price":{"input":1,"output":1,"cached_input":1,"reasoning":1}}`, 10*(i+1))
+		if err := s.FinishRun(ctx, id, db.RunDone, "", res, nil, at); err != nil {
+			t.Fatal(err)
+		}
+	}
+	rep, err := s.Usage(ctx, db.UsageQuery{From: at, To: at, UserID: ids[0], GroupBy: db.UsageByUser})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Rows) != 1 || rep.Rows[0].Key != "ann" || rep.Total.Calls != 1 || rep.Total.InputTokens != 10 {
+		t.Fatalf("ann's usage: %+v", rep)
+	}
+	if _, err := s.Usage(ctx, db.UsageQuery{From: at, To: at, GroupBy: "everything"}); err != db.ErrUsageGrouping {
+		t.Fatalf("an unknown grouping: %v", err)
+	}
+}
