@@ -31,10 +31,10 @@ type Price struct {
 	Reasoning   float64 `json:"reasoning"`
 }
 
-// priceOf is m's price as a run keeps it; nil when m has none. A cached
+// PriceOf is m's price as a run keeps it; nil when m has none. A cached
 // or reasoning price a listing does not give is the input or output
 // price.
-func priceOf(m llm.Model) *Price {
+func PriceOf(m llm.Model) *Price {
 	if !m.Priced() {
 		return nil
 	}
