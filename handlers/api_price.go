@@ -97,7 +97,9 @@ func (h *Handler) priceList(ctx context.Context, user int64) ([]PriceItem, error
 		}
 		out = append(out, priceItem(p.ID, withAdminPrice(modelInfo(p, mp.Model), mp), &mp))
 	}
-	slices.SortFunc(out, func(a, b PriceItem) int { return cmp.Or(cmp.Compare(a.Provider, b.Provider), cmp.Compare(a.Model, b.Model)) })
+	slices.SortFunc(out, func(a, b PriceItem) int {
+		return cmp.Or(cmp.Compare(a.Provider, b.Provider), cmp.Compare(a.Model, b.Model))
+	})
 	return out, nil
 }
 
