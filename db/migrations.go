@@ -540,8 +540,11 @@ CREATE INDEX arena_pairs_votes ON arena_pairs (arena_id, voted_at) WHERE voted_a
 	// tokens), over the provider's listing; a run keeps the tokens it
 	// used and the price it was costed at, so that a later price change
 	// leaves its cost alone; usage_daily rolls finished runs up by UTC
-	// day, user, provider, model, preset, experiment and arena, in the
-	// transaction that finishes the run. usage_daily has no foreign keys
+	// day, user, provider and model, and usage_daily_by by day, user and
+	// preset, experiment or arena, in the transaction that finishes the
+	// run (two tables rather than one keyed by everything, so that the
+	// usage page reads tens of thousands of rows for a busy year, not a
+	// million: BENCHMARKS.md). Neither table has foreign keys
 	// on purpose: spend stays when runs, their owners, presets,
 	// experiments or arenas are deleted, as the bill does (finished runs
 	// already stored are rolled up by backfillUsage).
@@ -572,9 +575,6 @@ CREATE TABLE usage_daily (
 	user_id          INTEGER NOT NULL,
 	provider         TEXT NOT NULL,
 	model            TEXT NOT NULL,
-	preset_id        INTEGER NOT NULL,
-	experiment_id    INTEGER NOT NULL,
-	arena_id         INTEGER NOT NULL,
 	calls            INTEGER NOT NULL DEFAULT 0,
 	errors           INTEGER NOT NULL DEFAULT 0,
 	input_tokens     INTEGER NOT NULL DEFAULT 0,
@@ -584,9 +584,28 @@ CREATE TABLE usage_daily (
 	cost_usd         REAL NOT NULL DEFAULT 0,
 	unpriced_calls   INTEGER NOT NULL DEFAULT 0,
 	unpriced_tokens  INTEGER NOT NULL DEFAULT 0,
-	PRIMARY KEY (day, user_id, provider, model, preset_id, experiment_id, arena_id)
+	PRIMARY KEY (day, user_id, provider, model)
 ) WITHOUT ROWID;
 CREATE INDEX usage_daily_user ON usage_daily (user_id, day);
+-- The same figures again for the runs made from a preset, for an
+-- experiment or in an arena, by that id (ref_id): a run is in
+-- usage_daily once and here once per kind it has.
+CREATE TABLE usage_daily_by (
+	kind             TEXT NOT NULL CHECK (kind IN ('preset', 'experiment', 'arena')),
+	day              INTEGER NOT NULL,
+	user_id          INTEGER NOT NULL,
+	ref_id           INTEGER NOT NULL,
+	calls            INTEGER NOT NULL DEFAULT 0,
+	errors           INTEGER NOT NULL DEFAULT 0,
+	input_tokens     INTEGER NOT NULL DEFAULT 0,
+	output_tokens    INTEGER NOT NULL DEFAULT 0,
+	cached_tokens    INTEGER NOT NULL DEFAULT 0,
+	reasoning_tokens INTEGER NOT NULL DEFAULT 0,
+	cost_usd         REAL NOT NULL DEFAULT 0,
+	unpriced_calls   INTEGER NOT NULL DEFAULT 0,
+	unpriced_tokens  INTEGER NOT NULL DEFAULT 0,
+	PRIMARY KEY (kind, day, user_id, ref_id)
+) WITHOUT ROWID;
 `,
 }
 

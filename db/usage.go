@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"slices"
 	"strconv"
 	"time"
@@ -125,7 +126,7 @@ WHERE id = ?`,
 		status == RunError, c)
 }
 
-// usageKey is one row of usage_daily.
+// usageKey is where a finished run is rolled up.
 type usageKey struct {
 	day                       int64
 	user                      int64
@@ -133,7 +134,8 @@ type usageKey struct {
 	preset, experiment, arena int64
 }
 
-// addUsage adds one finished call to its day's roll-up.
+// addUsage adds one finished call to its day's roll-ups: by model, and
+// by each of its preset, experiment and arena.
 func addUsage(ctx context.Context, tx *sql.Tx, k usageKey, failed bool, c runCost) error {
 	var errs, unpricedCalls, unpricedTokens int64
 	if failed {
@@ -142,19 +144,40 @@ func addUsage(ctx context.Context, tx *sql.Tx, k usageKey, failed bool, c runCos
 	if !c.priced {
 		unpricedCalls, unpricedTokens = 1, c.input+c.output
 	}
+	figures := []any{errs, c.input, c.output, c.cached, c.reasoning, c.costUSD, unpricedCalls, unpricedTokens}
 	_, err := tx.ExecContext(ctx, `
-INSERT INTO usage_daily (day, user_id, provider, model, preset_id, experiment_id, arena_id,
-	calls, errors, input_tokens, output_tokens, cached_tokens, reasoning_tokens, cost_usd, unpriced_calls, unpriced_tokens)
-VALUES (?, ?, ?, ?, ?, ?, ?, 1, ?, ?, ?, ?, ?, ?, ?, ?)
-ON CONFLICT DO UPDATE SET calls = calls + 1, errors = errors + excluded.errors,
+INSERT INTO usage_daily (day, user_id, provider, model, calls, errors, input_tokens, output_tokens, cached_tokens, reasoning_tokens,
+	cost_usd, unpriced_calls, unpriced_tokens)
+VALUES (?, ?, ?, ?, 1, ?, ?, ?, ?, ?, ?, ?, ?)
+ON CONFLICT DO UPDATE SET `+addFigures, append([]any{k.day, k.user, k.provider, k.model}, figures...)...)
+	if err != nil {
+		return err
+	}
+	for _, by := range []struct {
+		kind string
+		id   int64
+	}{{UsageByPreset, k.preset}, {UsageByExperiment, k.experiment}, {UsageByArena, k.arena}} {
+		if by.id == 0 {
+			continue
+		}
+		_, err := tx.ExecContext(ctx, `
+INSERT INTO usage_daily_by (kind, day, user_id, ref_id, calls, errors, input_tokens, output_tokens, cached_tokens, reasoning_tokens,
+	cost_usd, unpriced_calls, unpriced_tokens)
+VALUES (?, ?, ?, ?, 1, ?, ?, ?, ?, ?, ?, ?, ?)
+ON CONFLICT DO UPDATE SET `+addFigures, append([]any{by.kind, k.day, k.user, by.id}, figures...)...)
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// addFigures adds a row's figures to the one it conflicts with.
+const addFigures = `calls = calls + 1, errors = errors + excluded.errors,
 	input_tokens = input_tokens + excluded.input_tokens, output_tokens = output_tokens + excluded.output_tokens,
 	cached_tokens = cached_tokens + excluded.cached_tokens, reasoning_tokens = reasoning_tokens + excluded.reasoning_tokens,
 	cost_usd = cost_usd + excluded.cost_usd, unpriced_calls = unpriced_calls + excluded.unpriced_calls,
-	unpriced_tokens = unpriced_tokens + excluded.unpriced_tokens`,
-		k.day, k.user, k.provider, k.model, k.preset, k.experiment, k.arena,
-		errs, c.input, c.output, c.cached, c.reasoning, c.costUSD, unpricedCalls, unpricedTokens)
-	return err
-}
+	unpriced_tokens = unpriced_tokens + excluded.unpriced_tokens`
 
 // backfillUsage fills the token columns of every finished run stored
 // before migration 16 and rolls them up, inside that migration. Their
@@ -254,6 +277,23 @@ type UsageFigures struct {
 	UnpricedTokens int64
 }
 
+// sub takes o's figures from f; a cost left under a billionth of a
+// dollar by rounding is 0.
+func (f *UsageFigures) sub(o UsageFigures) {
+	f.Calls -= o.Calls
+	f.Errors -= o.Errors
+	f.InputTokens -= o.InputTokens
+	f.OutputTokens -= o.OutputTokens
+	f.CachedTokens -= o.CachedTokens
+	f.ReasoningTokens -= o.ReasoningTokens
+	f.CostUSD -= o.CostUSD
+	if math.Abs(f.CostUSD) < 1e-9 {
+		f.CostUSD = 0
+	}
+	f.UnpricedCalls -= o.UnpricedCalls
+	f.UnpricedTokens -= o.UnpricedTokens
+}
+
 func (f *UsageFigures) add(o UsageFigures) {
 	f.Calls += o.Calls
 	f.Errors += o.Errors
@@ -287,48 +327,43 @@ type UsageReport struct {
 const usageSums = `sum(calls), sum(errors), sum(input_tokens), sum(output_tokens), sum(cached_tokens), sum(reasoning_tokens),
 	sum(cost_usd), sum(unpriced_calls), sum(unpriced_tokens)`
 
-// Usage sums usage_daily between q.From's and q.To's days for one user
+// Usage sums the roll-ups between q.From's and q.To's days for one user
 // or everyone, grouped by q.GroupBy. Days are listed in order; other
-// groups by cost, then calls, most first.
+// groups by cost, then calls, most first. Grouped by preset, experiment
+// or arena, the calls without one are the row "none".
 func (s *Store) Usage(ctx context.Context, q UsageQuery) (UsageReport, error) {
-	var group, key string
+	args := []any{unixDay(q.From), unixDay(q.To)}
+	where := `day BETWEEN ? AND ?`
+	if q.UserID != 0 {
+		where += ` AND user_id = ?`
+		args = append(args, q.UserID)
+	}
+	var query string
 	switch q.GroupBy {
 	case UsageByUser:
-		group, key = "u.user_id", "ifnull((SELECT username FROM users WHERE id = u.user_id), '')"
+		query = `SELECT user_id, '', '', ifnull((SELECT username FROM users WHERE id = user_id), ''), ` + usageSums +
+			` FROM usage_daily WHERE ` + where + ` GROUP BY user_id`
 	case UsageByProvider:
-		group, key = "u.provider", "''"
+		query = `SELECT 0, provider, '', '', ` + usageSums + ` FROM usage_daily WHERE ` + where + ` GROUP BY provider`
 	case UsageByModel:
-		group, key = "u.provider, u.model", "''"
-	case UsageByPreset:
-		group, key = "u.preset_id", "ifnull((SELECT name FROM presets WHERE id = u.preset_id), '')"
-	case UsageByExperiment:
-		group, key = "u.experiment_id", "ifnull((SELECT name FROM experiments WHERE id = u.experiment_id), '')"
-	case UsageByArena:
-		group, key = "u.arena_id", "ifnull((SELECT name FROM arenas WHERE id = u.arena_id), '')"
+		query = `SELECT 0, provider, model, '', ` + usageSums + ` FROM usage_daily WHERE ` + where + ` GROUP BY provider, model`
 	case UsageByDay, UsageByWeek, UsageByMonth:
-		group, key = "u.day", "''"
+		query = `SELECT day, '', '', '', ` + usageSums + ` FROM usage_daily WHERE ` + where + ` GROUP BY day`
+	case UsageByPreset, UsageByExperiment, UsageByArena:
+		table := map[string]string{UsageByPreset: "presets", UsageByExperiment: "experiments", UsageByArena: "arenas"}[q.GroupBy]
+		query = `SELECT ref_id, '', '', ifnull((SELECT name FROM ` + table + ` WHERE id = ref_id), ''), ` + usageSums +
+			` FROM usage_daily_by WHERE kind = ? AND ` + where + ` GROUP BY ref_id`
+		args = append([]any{q.GroupBy}, args...)
 	default:
 		return UsageReport{}, ErrUsageGrouping
 	}
-	idCol := "0"
-	switch q.GroupBy {
-	case UsageByUser, UsageByPreset, UsageByExperiment, UsageByArena, UsageByDay, UsageByWeek, UsageByMonth:
-		idCol = group
-	}
-	args := []any{unixDay(q.From), unixDay(q.To)}
-	where := `u.day BETWEEN ? AND ?`
-	if q.UserID != 0 {
-		where += ` AND u.user_id = ?`
-		args = append(args, q.UserID)
-	}
-	rows, err := s.r.QueryContext(ctx, `
-SELECT `+idCol+`, u.provider, u.model, `+key+`, `+usageSums+` FROM usage_daily u WHERE `+where+` GROUP BY `+group, args...)
+	rows, err := s.r.QueryContext(ctx, query, args...)
 	if err != nil {
 		return UsageReport{}, fmt.Errorf("db: unable to read usage: %w", err)
 	}
 	defer rows.Close()
 	var rep UsageReport
-	periods := map[string]int{} // week and month: the row of each period
+	periods := map[string]int{} // the row of each day, week or month
 	for rows.Next() {
 		var r UsageRow
 		var name string
@@ -340,35 +375,39 @@ SELECT `+idCol+`, u.provider, u.model, `+key+`, `+usageSums+` FROM usage_daily u
 		rep.Total.add(r.UsageFigures)
 		switch q.GroupBy {
 		case UsageByDay, UsageByWeek, UsageByMonth:
-			r.Key = periodKey(q.GroupBy, r.ID)
-			r.ID, r.Provider, r.Model = 0, "", ""
+			r.Key, r.ID = periodKey(q.GroupBy, r.ID), 0
 			if i, ok := periods[r.Key]; ok {
 				rep.Rows[i].add(r.UsageFigures)
 				continue
 			}
 			periods[r.Key] = len(rep.Rows)
 		case UsageByUser:
-			r.Provider, r.Model = "", ""
 			r.Key = cmp.Or(name, "removed user #"+strconv.FormatInt(r.ID, 10))
 		case UsageByProvider:
-			r.Key, r.Model = r.Provider, ""
+			r.Key = r.Provider
 		case UsageByModel:
 			r.Key = r.Provider + "/" + r.Model
 		default:
-			r.Provider, r.Model = "", ""
-			switch {
-			case r.ID == 0:
-				r.Key = "none"
-			case name == "":
-				r.Key = "#" + strconv.FormatInt(r.ID, 10) + " (removed)"
-			default:
-				r.Key = "#" + strconv.FormatInt(r.ID, 10) + " " + name
-			}
+			r.Key = "#" + strconv.FormatInt(r.ID, 10) + " " + cmp.Or(name, "(removed)")
 		}
 		rep.Rows = append(rep.Rows, r)
 	}
 	if err := rows.Err(); err != nil {
 		return UsageReport{}, fmt.Errorf("db: unable to read usage: %w", err)
+	}
+	switch q.GroupBy {
+	case UsageByPreset, UsageByExperiment, UsageByArena:
+		// The rest of the calls had none: the whole period less these.
+		all, err := s.Usage(ctx, UsageQuery{From: q.From, To: q.To, UserID: q.UserID, GroupBy: UsageByProvider})
+		if err != nil {
+			return UsageReport{}, err
+		}
+		none := all.Total
+		none.sub(rep.Total)
+		if none.Calls > 0 {
+			rep.Rows = append(rep.Rows, UsageRow{Key: "none", UsageFigures: none})
+		}
+		rep.Total = all.Total
 	}
 	switch q.GroupBy {
 	case UsageByDay, UsageByWeek, UsageByMonth:
