@@ -10,10 +10,11 @@ import (
 	"math"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 )
 
-// Spend and deletes: a run's tokens and cost enter usage_daily when it
+// Spend and deletes: a run's tokens and cost enter the roll-ups when it
 // finishes and never leave it. Deleting a run (by hand, with its owner,
 // by the retention purge) does not shrink what was spent, as it does not
 // shrink the provider's bill; so the roll-ups equal a recomputation from
@@ -134,8 +135,9 @@ type usageKey struct {
 	preset, experiment, arena int64
 }
 
-// addUsage adds one finished call to its day's roll-ups: by model, and
-// by each of its preset, experiment and arena.
+// addUsage adds one finished call to its day's roll-ups: by user and
+// model, by model, by user, and by each of its preset, experiment and
+// arena.
 func addUsage(ctx context.Context, tx *sql.Tx, k usageKey, failed bool, c runCost) error {
 	var errs, unpricedCalls, unpricedTokens int64
 	if failed {
@@ -145,26 +147,31 @@ func addUsage(ctx context.Context, tx *sql.Tx, k usageKey, failed bool, c runCos
 		unpricedCalls, unpricedTokens = 1, c.input+c.output
 	}
 	figures := []any{errs, c.input, c.output, c.cached, c.reasoning, c.costUSD, unpricedCalls, unpricedTokens}
-	_, err := tx.ExecContext(ctx, `
-INSERT INTO usage_daily (day, user_id, provider, model, calls, errors, input_tokens, output_tokens, cached_tokens, reasoning_tokens,
-	cost_usd, unpriced_calls, unpriced_tokens)
-VALUES (?, ?, ?, ?, 1, ?, ?, ?, ?, ?, ?, ?, ?)
-ON CONFLICT DO UPDATE SET `+addFigures, append([]any{k.day, k.user, k.provider, k.model}, figures...)...)
-	if err != nil {
-		return err
+	rollUps := []struct {
+		table string
+		key   []any
+	}{
+		{"usage_daily (day, user_id, provider, model", []any{k.day, k.user, k.provider, k.model}},
+		{"usage_daily_team (day, provider, model", []any{k.day, k.provider, k.model}},
+		{"usage_daily_user (day, user_id", []any{k.day, k.user}},
 	}
 	for _, by := range []struct {
 		kind string
 		id   int64
 	}{{UsageByPreset, k.preset}, {UsageByExperiment, k.experiment}, {UsageByArena, k.arena}} {
-		if by.id == 0 {
-			continue
+		if by.id != 0 {
+			rollUps = append(rollUps, struct {
+				table string
+				key   []any
+			}{"usage_daily_by (kind, day, user_id, ref_id", []any{by.kind, k.day, k.user, by.id}})
 		}
-		_, err := tx.ExecContext(ctx, `
-INSERT INTO usage_daily_by (kind, day, user_id, ref_id, calls, errors, input_tokens, output_tokens, cached_tokens, reasoning_tokens,
+	}
+	for _, r := range rollUps {
+		marks := strings.Repeat("?, ", len(r.key))
+		_, err := tx.ExecContext(ctx, `INSERT INTO `+r.table+`, calls, errors, input_tokens, output_tokens, cached_tokens, reasoning_tokens,
 	cost_usd, unpriced_calls, unpriced_tokens)
-VALUES (?, ?, ?, ?, 1, ?, ?, ?, ?, ?, ?, ?, ?)
-ON CONFLICT DO UPDATE SET `+addFigures, append([]any{by.kind, k.day, k.user, by.id}, figures...)...)
+VALUES (`+marks+`1, ?, ?, ?, ?, ?, ?, ?, ?)
+ON CONFLICT DO UPDATE SET `+addFigures, append(slices.Clone(r.key), figures...)...)
 		if err != nil {
 			return err
 		}
@@ -334,21 +341,25 @@ const usageSums = `sum(calls), sum(errors), sum(input_tokens), sum(output_tokens
 func (s *Store) Usage(ctx context.Context, q UsageQuery) (UsageReport, error) {
 	args := []any{unixDay(q.From), unixDay(q.To)}
 	where := `day BETWEEN ? AND ?`
+	// Everyone's usage by model comes from the team's roll-up, a user's
+	// from the roll-up by user and model.
+	byModel := `usage_daily_team`
 	if q.UserID != 0 {
 		where += ` AND user_id = ?`
 		args = append(args, q.UserID)
+		byModel = `usage_daily`
 	}
 	var query string
 	switch q.GroupBy {
 	case UsageByUser:
 		query = `SELECT user_id, '', '', ifnull((SELECT username FROM users WHERE id = user_id), ''), ` + usageSums +
-			` FROM usage_daily WHERE ` + where + ` GROUP BY user_id`
+			` FROM usage_daily_user WHERE ` + where + ` GROUP BY user_id`
 	case UsageByProvider:
-		query = `SELECT 0, provider, '', '', ` + usageSums + ` FROM usage_daily WHERE ` + where + ` GROUP BY provider`
+		query = `SELECT 0, provider, '', '', ` + usageSums + ` FROM ` + byModel + ` WHERE ` + where + ` GROUP BY provider`
 	case UsageByModel:
-		query = `SELECT 0, provider, model, '', ` + usageSums + ` FROM usage_daily WHERE ` + where + ` GROUP BY provider, model`
+		query = `SELECT 0, provider, model, '', ` + usageSums + ` FROM ` + byModel + ` WHERE ` + where + ` GROUP BY provider, model`
 	case UsageByDay, UsageByWeek, UsageByMonth:
-		query = `SELECT day, '', '', '', ` + usageSums + ` FROM usage_daily WHERE ` + where + ` GROUP BY day`
+		query = `SELECT day, '', '', '', ` + usageSums + ` FROM ` + byModel + ` WHERE ` + where + ` GROUP BY day`
 	case UsageByPreset, UsageByExperiment, UsageByArena:
 		table := map[string]string{UsageByPreset: "presets", UsageByExperiment: "experiments", UsageByArena: "arenas"}[q.GroupBy]
 		query = `SELECT ref_id, '', '', ifnull((SELECT name FROM ` + table + ` WHERE id = ref_id), ''), ` + usageSums +
@@ -398,7 +409,7 @@ func (s *Store) Usage(ctx context.Context, q UsageQuery) (UsageReport, error) {
 	switch q.GroupBy {
 	case UsageByPreset, UsageByExperiment, UsageByArena:
 		// The rest of the calls had none: the whole period less these.
-		all, err := s.Usage(ctx, UsageQuery{From: q.From, To: q.To, UserID: q.UserID, GroupBy: UsageByProvider})
+		all, err := s.Usage(ctx, UsageQuery{From: q.From, To: q.To, UserID: q.UserID, GroupBy: UsageByMonth})
 		if err != nil {
 			return UsageReport{}, err
 		}
@@ -446,13 +457,13 @@ type DayModelCost struct {
 // the usage page's chart and its list of models without a price.
 func (s *Store) UsageByDayAndModel(ctx context.Context, from, to time.Time, userID int64) ([]DayModelCost, error) {
 	args := []any{unixDay(from), unixDay(to)}
-	where := `day BETWEEN ? AND ?`
+	where, table := `day BETWEEN ? AND ?`, `usage_daily_team`
 	if userID != 0 {
-		where += ` AND user_id = ?`
+		where, table = where+` AND user_id = ?`, `usage_daily`
 		args = append(args, userID)
 	}
 	rows, err := s.r.QueryContext(ctx, `
-SELECT day, provider, model, `+usageSums+` FROM usage_daily WHERE `+where+` GROUP BY day, provider, model ORDER BY day, provider, model`, args...)
+SELECT day, provider, model, `+usageSums+` FROM `+table+` WHERE `+where+` GROUP BY day, provider, model ORDER BY day, provider, model`, args...)
 	if err != nil {
 		return nil, fmt.Errorf("db: unable to read usage by day: %w", err)
 	}
@@ -480,9 +491,16 @@ SELECT day, provider, model, `+usageSums+` FROM usage_daily WHERE `+where+` GROU
 // calls, and the tokens of calls without a price. Deleted runs still
 // count.
 func (s *Store) SpentSince(ctx context.Context, from time.Time, userID int64, provider string) (usd float64, unpricedTokens int64, err error) {
-	err = s.r.QueryRowContext(ctx, `
-SELECT ifnull(sum(cost_usd), 0), ifnull(sum(unpriced_tokens), 0) FROM usage_daily
-WHERE day >= ? AND (?2 = 0 OR user_id = ?2) AND (?3 = '' OR provider = ?3)`, unixDay(from), userID, provider).Scan(&usd, &unpricedTokens)
+	query, args := `FROM usage_daily_team WHERE day >= ?`, []any{unixDay(from)}
+	switch {
+	case userID != 0 && provider != "":
+		query, args = `FROM usage_daily WHERE user_id = ? AND day >= ? AND provider = ?`, []any{userID, unixDay(from), provider}
+	case userID != 0:
+		query, args = `FROM usage_daily_user WHERE user_id = ? AND day >= ?`, []any{userID, unixDay(from)}
+	case provider != "":
+		query, args = query+` AND provider = ?`, append(args, provider)
+	}
+	err = s.r.QueryRowContext(ctx, `SELECT ifnull(sum(cost_usd), 0), ifnull(sum(unpriced_tokens), 0) `+query, args...).Scan(&usd, &unpricedTokens)
 	if err != nil {
 		return 0, 0, fmt.Errorf("db: unable to read spend: %w", err)
 	}

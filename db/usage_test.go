@@ -81,12 +81,24 @@ func sameFigures(a, b db.UsageFigures) bool {
 }
 
 // checkUsage compares every grouping of the store's roll-ups over the
-// whole period with a recomputation from runs.
-func checkUsage(t *testing.T, s *db.Store, from, to time.Time, runs []ledgerRun, removed map[int64]bool, when string) {
+// whole period, everyone's and user's, with a recomputation from runs.
+func checkUsage(t *testing.T, s *db.Store, from, to time.Time, all []ledgerRun, removed map[int64]bool, user int64, when string) {
+	t.Helper()
+	var own []ledgerRun
+	for _, r := range all {
+		if r.user == user {
+			own = append(own, r)
+		}
+	}
+	checkUsageOf(t, s, from, to, all, removed, 0, when)
+	checkUsageOf(t, s, from, to, own, removed, user, when+", one user's")
+}
+
+func checkUsageOf(t *testing.T, s *db.Store, from, to time.Time, runs []ledgerRun, removed map[int64]bool, user int64, when string) {
 	t.Helper()
 	ctx := context.Background()
 	for _, by := range []string{db.UsageByUser, db.UsageByProvider, db.UsageByModel, db.UsageByDay, db.UsageByMonth, db.UsageByPreset, db.UsageByExperiment, db.UsageByArena} {
-		rep, err := s.Usage(ctx, db.UsageQuery{From: from, To: to, GroupBy: by})
+		rep, err := s.Usage(ctx, db.UsageQuery{From: from, To: to, GroupBy: by, UserID: user})
 		if err != nil {
 			t.Fatalf("%s: usage by %s: %v", when, by, err)
 		}
@@ -193,7 +205,7 @@ func TestUsageRollUpsEqualRecomputation(t *testing.T) {
 	from, to := start.AddDate(0, 0, -1), start.AddDate(0, 4, 0)
 
 	finishSome(400)
-	checkUsage(t, s, from, to, ledger, removed, "after the first runs")
+	checkUsage(t, s, from, to, ledger, removed, users[0], "after the first runs")
 	// Nothing deleted yet: the runs table's own columns give the same.
 	var calls, unpriced int64
 	var cost float64
@@ -228,9 +240,9 @@ func TestUsageRollUpsEqualRecomputation(t *testing.T) {
 			}
 			removed[users[3]] = true
 		}
-		checkUsage(t, s, from, to, ledger, removed, fmt.Sprintf("after deletes, round %d", round))
+		checkUsage(t, s, from, to, ledger, removed, users[round], fmt.Sprintf("after deletes, round %d", round))
 		finishSome(100)
-		checkUsage(t, s, from, to, ledger, removed, fmt.Sprintf("after more runs, round %d", round))
+		checkUsage(t, s, from, to, ledger, removed, users[3-round], fmt.Sprintf("after more runs, round %d", round))
 	}
 	var left int
 	if err := rawDB(t, path).QueryRow(`SELECT count(*) FROM runs`).Scan(&left); err != nil {
@@ -242,24 +254,29 @@ func TestUsageRollUpsEqualRecomputation(t *testing.T) {
 
 	// SpentSince counts what Usage counts, for the budgets.
 	since := start.AddDate(0, 1, 0)
-	var wantUSD float64
-	var wantTokens int64
-	for _, r := range ledger {
-		if r.user != users[0] || r.provider != "sim" || r.finished.Before(since) {
-			continue
+	for _, who := range []struct {
+		user     int64
+		provider string
+	}{{users[0], "sim"}, {users[0], ""}, {0, "sim"}, {0, ""}} {
+		var wantUSD float64
+		var wantTokens int64
+		for _, r := range ledger {
+			if (who.user != 0 && r.user != who.user) || (who.provider != "" && r.provider != who.provider) || r.finished.Before(since) {
+				continue
+			}
+			if r.priced {
+				wantUSD += r.cost
+			} else {
+				wantTokens += r.input + r.output
+			}
 		}
-		if r.priced {
-			wantUSD += r.cost
-		} else {
-			wantTokens += r.input + r.output
+		usd, tokens, err := s.SpentSince(ctx, since, who.user, who.provider)
+		if err != nil {
+			t.Fatal(err)
 		}
-	}
-	usd, tokens, err := s.SpentSince(ctx, since, users[0], "sim")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if math.Abs(usd-wantUSD) > 1e-9 || tokens != wantTokens {
-		t.Errorf("SpentSince: $%g and %d unpriced tokens, want $%g and %d", usd, tokens, wantUSD, wantTokens)
+		if math.Abs(usd-wantUSD) > 1e-9 || tokens != wantTokens || wantTokens == 0 {
+			t.Errorf("SpentSince(%d, %q): $%g and %d unpriced tokens, want $%g and %d", who.user, who.provider, usd, tokens, wantUSD, wantTokens)
+		}
 	}
 }
 
