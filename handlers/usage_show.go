@@ -105,7 +105,7 @@ const chartOther = "#9c9c9c"
 // "other". Its viewBox is about a phone's width, so that its text stays
 // readable at 390 px; it scales up on wider pages.
 func usageChart(from, to time.Time, days []db.DayModelCost) views.UsageChart {
-	const width, height, left, bottom, top = 360, 200, 40, 24, 12
+	const width, height, left, bottom, top = 360, 200, 56, 24, 12
 	ch := views.UsageChart{Width: width, Height: height}
 	byModel := map[string]float64{}
 	perDay := map[string]float64{}
@@ -155,7 +155,10 @@ func usageChart(from, to time.Time, days []db.DayModelCost) views.UsageChart {
 		h := d.CostUSD / peak * plot
 		y := float64(height-bottom) - stacked[day] - h
 		stacked[day] += h
-		ch.Bars = append(ch.Bars, views.ChartBar{X: f(left + float64(i)*slot + slot*0.1), Y: f(y), W: f(max(slot*0.8, 0.5)), H: f(h),
+		// A bar takes most of its day's slot, but no more than 40 units
+		// when there are only a few days.
+		w := min(max(slot*0.8, 0.5), 40)
+		ch.Bars = append(ch.Bars, views.ChartBar{X: f(left + float64(i)*slot + (slot-w)/2), Y: f(y), W: f(w), H: f(h),
 			Fill: colour[d.Provider+"/"+d.Model], Title: day + " · " + d.Provider + "/" + d.Model + " · " + usd(d.CostUSD)})
 	}
 	ch.Labels = []views.ChartLabel{
