@@ -380,3 +380,34 @@ func stripTags(s string) string { return tagRE.ReplaceAllString(s, "") }
 func unescape(s string) string {
 	return strings.NewReplacer("&amp;", "&", "&lt;", "<", "&gt;", ">", "&#34;", `"`, "&#39;", "'", "&quot;", `"`).Replace(s)
 }
+
+// An arena's answers are runs of its owner, counted in usage against the
+// arena (and, with no preset, under "none" by preset).
+func TestArenaAnswersCountAgainstTheArena(t *testing.T) {
+	t.Parallel()
+	srv, admin := newTeam(t)
+	tok := admin.makeToken("ci", "write", nil).Token
+	a := srv.apiCall(t, "POST", "/api/v1/arenas", tok, map[string]any{
+		"name": "Tone test", "audience": "team", "mode": "pregenerated",
+		"contestants": []any{contestant("Aurora", "sim-fast", nil), contestant("Borealis", "sim-reasoning", nil)},
+		"prompts":     map[string]any{"list": []string{"Tell me about glaciers", "Tell me about rivers"}},
+	})
+	if a.status != http.StatusCreated {
+		t.Fatalf("create: %d %s", a.status, a.body)
+	}
+	var ar arenaAPI
+	a.json(t, &ar)
+	if ar = srv.waitArenaReady(t, tok, ar.ID); ar.Answers.Done != 4 {
+		t.Fatalf("ready: %+v", ar)
+	}
+	srv.runAndWait(t, tok, "sim-fast", "Not for the arena.")
+	u := srv.usage(t, tok, "group_by=arena")
+	want := fmt.Sprintf("#%d Tone test", ar.ID)
+	rows := map[string]int64{}
+	for _, r := range u.Rows {
+		rows[r.Key] = r.Calls
+	}
+	if len(u.Rows) != 2 || rows[want] != 4 || rows["none"] != 1 || u.Total.Calls != 5 {
+		t.Fatalf("usage by arena: %+v, want %q with 4 calls and none with 1", u.Rows, want)
+	}
+}
