@@ -314,3 +314,49 @@ func TestUsageOfOneUser(t *testing.T) {
 		t.Fatalf("an unknown grouping: %v", err)
 	}
 }
+
+// Runs finished before the roll-ups existed are rolled up by the
+// migration that adds them, with the cost they were stored with; a run
+// still running then is counted when it ends.
+func TestUsageMigrationRollsUpOlderRuns(t *testing.T) {
+	ctx := context.Background()
+	path := t.TempDir() + "/old.db"
+	must(t, db.MigrateTo(ctx, path, db.UsageVersion()-1))
+	raw := rawDB(t, path)
+	day := time.Date(2026, 10, 5, 9, 0, 0, 0, time.UTC).UnixMilli()
+	for _, q := range []string{
+		`INSERT INTO users (id, username, password_hash, role, created_at) VALUES (1, 'alice', 'x', 'admin', 0)`,
+		fmt.Sprintf(`INSERT INTO runs (id, user_id, provider, endpoint, model, spec, status, created_at, finished_at, result, cost_usd, preset_id)
+VALUES (1, 1, 'xai', 'chat', 'grok-3', '{}', 'done', %d, %d, '{"usage":{"prompt_tokens":100,"completion_tokens":50,"reasoning_tokens":20,"reasoning_apart":true},"metrics":{"cost_usd":0.25}}', 0.25, 7)`, day, day),
+		fmt.Sprintf(`INSERT INTO runs (id, user_id, provider, endpoint, model, spec, status, created_at, finished_at, result)
+VALUES (2, 1, 'local', 'chat', 'llama', '{}', 'error', %d, %d, '{"usage":{"prompt_tokens":10,"completion_tokens":5}}')`, day, day),
+		fmt.Sprintf(`INSERT INTO runs (id, user_id, provider, endpoint, model, spec, status, created_at) VALUES (3, 1, 'xai', 'chat', 'grok-3', '{}', 'running', %d)`, day),
+	} {
+		if _, err := raw.Exec(q); err != nil {
+			t.Fatal(err)
+		}
+	}
+	raw.Close()
+	s, err := db.Open(ctx, path)
+	must(t, err)
+	defer s.Close()
+	at := time.UnixMilli(day)
+	rep, err := s.Usage(ctx, db.UsageQuery{From: at, To: at, GroupBy: db.UsageByModel})
+	must(t, err)
+	want := db.UsageFigures{Calls: 2, Errors: 1, InputTokens: 110, OutputTokens: 75, ReasoningTokens: 20, CostUSD: 0.25, UnpricedCalls: 1, UnpricedTokens: 15}
+	if !sameFigures(rep.Total, want) || len(rep.Rows) != 2 {
+		t.Fatalf("rolled up at migration: %+v, want %+v", rep, want)
+	}
+	byPreset, err := s.Usage(ctx, db.UsageQuery{From: at, To: at, GroupBy: db.UsageByPreset})
+	must(t, err)
+	if len(byPreset.Rows) != 2 || byPreset.Rows[0].Key != "#7 (removed)" || byPreset.Rows[0].Calls != 1 || byPreset.Rows[1].Key != "none" {
+		t.Fatalf("by preset: %+v", byPreset.Rows)
+	}
+	// The run left running is counted once, when it ends.
+	must(t, s.FinishRun(ctx, 3, db.RunDone, "", `{"usage":{"prompt_tokens":1,"completion_tokens":1},"metrics":{"cost_usd":0.5}}`, nil, at))
+	rep, err = s.Usage(ctx, db.UsageQuery{From: at, To: at, GroupBy: db.UsageByDay})
+	must(t, err)
+	if rep.Total.Calls != 3 || !sameFigures(rep.Rows[0].UsageFigures, rep.Total) || math.Abs(rep.Total.CostUSD-0.75) > 1e-9 {
+		t.Fatalf("after the running run ended: %+v", rep)
+	}
+}
