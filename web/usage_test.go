@@ -411,3 +411,35 @@ func TestArenaAnswersCountAgainstTheArena(t *testing.T) {
 		t.Fatalf("usage by arena: %+v, want %q with 4 calls and none with 1", u.Rows, want)
 	}
 }
+
+// The experiment's estimate prices a model as its runs are priced: at an
+// admin's price once one is set, and not at all before.
+func TestExperimentEstimateUsesThePriceInForce(t *testing.T) {
+	t.Parallel()
+	srv, admin := newTeam(t)
+	tok := admin.makeToken("ci", "write", nil).Token
+	ds := srv.makeDataset(t, "admin", 3)
+	body := map[string]any{"name": "priced", "dataset": ds.ID, "repeats": 1,
+		"variants": []any{map[string]any{"provider": "sim", "endpoint": "chat", "body": map[string]any{
+			"model": "sim-fast", "max_tokens": 10, "messages": []any{map[string]any{"role": "user", "content": "Tell me about {{topic}}"}}}}},
+		"graders": []any{map[string]any{"type": "length", "min": 1}}}
+	type preview struct {
+		InputTokens  int      `json:"input_tokens"`
+		OutputTokens int      `json:"output_tokens"`
+		CostUSD      *float64 `json:"cost_usd"`
+	}
+	var before preview
+	srv.apiCall(t, "POST", "/api/v1/experiments/preview", tok, body).json(t, &before)
+	if before.CostUSD != nil || before.OutputTokens != 30 {
+		t.Fatalf("sim-fast has no price, yet the estimate is %+v", before)
+	}
+	if a := srv.apiCall(t, "PUT", "/api/v1/prices/sim/sim-fast", tok, map[string]any{"input": 100, "output": 1000}); a.status != http.StatusOK {
+		t.Fatalf("PUT price: %d %s", a.status, a.body)
+	}
+	var after preview
+	srv.apiCall(t, "POST", "/api/v1/experiments/preview", tok, body).json(t, &after)
+	want := (float64(after.InputTokens)*100 + float64(after.OutputTokens)*1000) / 1e6
+	if after.CostUSD == nil || !near(*after.CostUSD, want) {
+		t.Fatalf("the estimate at the admin's price: %+v, want $%g", after, want)
+	}
+}
