@@ -20,7 +20,7 @@ type UsageInput struct {
 // UsageFigures are a group's counts of finished calls.
 type UsageFigures struct {
 	Calls           int64   `json:"calls"`
-	Errors          int64   `json:"errors"`
+	Errors          int64   `json:"errors" doc:"Calls that ended in an error (a stopped or interrupted call is not one)."`
 	InputTokens     int64   `json:"input_tokens" doc:"Cached input included."`
 	OutputTokens    int64   `json:"output_tokens" doc:"Reasoning included, counted once."`
 	CachedTokens    int64   `json:"cached_tokens"`
