@@ -75,6 +75,7 @@ func TestBrowserUsageChartIsReadableOnAPhone(t *testing.T) {
 		t.Fatal(err)
 	}
 	noHorizontalOverflow(t, ctx, "the prices page")
+	screenshot(t, ctx, "prices-phone.png")
 	model, err := chromedp.Run(ctx, chromedp.Value(chromedp.CSS("#p-model")))
 	if err != nil || model != "sim-fast" {
 		t.Errorf("the price form is for %q (%v)", model, err)
