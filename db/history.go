@@ -327,7 +327,8 @@ func (s *Store) SetRunNote(ctx context.Context, user, id int64, note string) err
 }
 
 // RemoveRun deletes one of user's runs; the runs_forget trigger takes it
-// out of search and removes its share links in the same statement.
+// out of search and removes its share links in the same statement. What
+// it cost stays in the usage roll-ups: spent is spent.
 func (s *Store) RemoveRun(ctx context.Context, user, id int64) error {
 	res, err := s.w.ExecContext(ctx, `DELETE FROM runs WHERE id = ? AND user_id = ?`, id, user)
 	if err != nil {
@@ -434,7 +435,8 @@ const purgeBatch = 500
 // PurgeRuns deletes every user's runs created before before, except runs
 // still running, and returns how many went. It deletes purgeBatch runs
 // per transaction, so that runs ending meanwhile still save at full rate
-// while a long history is purged.
+// while a long history is purged. What the runs cost stays in the usage
+// roll-ups.
 func (s *Store) PurgeRuns(ctx context.Context, before time.Time) (int64, error) {
 	return s.PurgeRunsInBatches(ctx, before, purgeBatch, nil)
 }

@@ -590,12 +590,115 @@ CREATE TABLE budget_providers (
 	usd      REAL NOT NULL CHECK (usd >= 0)
 );
 `,
+	// 18: usage and cost. An admin's price per model (USD per million
+	// tokens), over the provider's listing; a run keeps the tokens it
+	// used and the price it was costed at, so that a later price change
+	// leaves its cost alone; the usage_daily tables roll finished runs
+	// up by UTC day and by user and model, by model alone, by user alone,
+	// and by preset, experiment or arena, in the transaction that
+	// finishes the run (several small roll-ups rather than one keyed by
+	// everything, so that a year of a million runs is a few thousand rows
+	// for an admin's view of the team: BENCHMARKS.md). They have no
+	// foreign keys on purpose: spend stays when runs, their owners,
+	// presets, experiments or arenas are deleted, as the bill does
+	// (finished runs already stored are rolled up by backfillUsage).
+	`
+CREATE TABLE model_prices (
+	provider     TEXT NOT NULL,
+	model        TEXT NOT NULL,
+	input        REAL NOT NULL,
+	output       REAL NOT NULL,
+	cached_input REAL NOT NULL,
+	reasoning    REAL NOT NULL,
+	set_at       INTEGER NOT NULL,
+	set_by       INTEGER REFERENCES users (id) ON DELETE SET NULL,
+	PRIMARY KEY (provider, model)
+) WITHOUT ROWID;
+ALTER TABLE runs ADD COLUMN arena_id INTEGER;
+ALTER TABLE runs ADD COLUMN input_tokens INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE runs ADD COLUMN output_tokens INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE runs ADD COLUMN cached_tokens INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE runs ADD COLUMN reasoning_tokens INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE runs ADD COLUMN priced INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE runs ADD COLUMN price_input REAL;
+ALTER TABLE runs ADD COLUMN price_output REAL;
+ALTER TABLE runs ADD COLUMN price_cached REAL;
+ALTER TABLE runs ADD COLUMN price_reasoning REAL;
+CREATE TABLE usage_daily (
+	day              INTEGER NOT NULL,
+	user_id          INTEGER NOT NULL,
+	provider         TEXT NOT NULL,
+	model            TEXT NOT NULL,
+	calls            INTEGER NOT NULL DEFAULT 0,
+	errors           INTEGER NOT NULL DEFAULT 0,
+	input_tokens     INTEGER NOT NULL DEFAULT 0,
+	output_tokens    INTEGER NOT NULL DEFAULT 0,
+	cached_tokens    INTEGER NOT NULL DEFAULT 0,
+	reasoning_tokens INTEGER NOT NULL DEFAULT 0,
+	cost_usd         REAL NOT NULL DEFAULT 0,
+	unpriced_calls   INTEGER NOT NULL DEFAULT 0,
+	unpriced_tokens  INTEGER NOT NULL DEFAULT 0,
+	PRIMARY KEY (day, user_id, provider, model)
+) WITHOUT ROWID;
+CREATE INDEX usage_daily_user_day ON usage_daily (user_id, day);
+-- The same figures for everyone, by model and by user: what an admin's
+-- view of the whole team reads.
+CREATE TABLE usage_daily_team (
+	day              INTEGER NOT NULL,
+	provider         TEXT NOT NULL,
+	model            TEXT NOT NULL,
+	calls            INTEGER NOT NULL DEFAULT 0,
+	errors           INTEGER NOT NULL DEFAULT 0,
+	input_tokens     INTEGER NOT NULL DEFAULT 0,
+	output_tokens    INTEGER NOT NULL DEFAULT 0,
+	cached_tokens    INTEGER NOT NULL DEFAULT 0,
+	reasoning_tokens INTEGER NOT NULL DEFAULT 0,
+	cost_usd         REAL NOT NULL DEFAULT 0,
+	unpriced_calls   INTEGER NOT NULL DEFAULT 0,
+	unpriced_tokens  INTEGER NOT NULL DEFAULT 0,
+	PRIMARY KEY (day, provider, model)
+) WITHOUT ROWID;
+CREATE TABLE usage_daily_user (
+	day              INTEGER NOT NULL,
+	user_id          INTEGER NOT NULL,
+	calls            INTEGER NOT NULL DEFAULT 0,
+	errors           INTEGER NOT NULL DEFAULT 0,
+	input_tokens     INTEGER NOT NULL DEFAULT 0,
+	output_tokens    INTEGER NOT NULL DEFAULT 0,
+	cached_tokens    INTEGER NOT NULL DEFAULT 0,
+	reasoning_tokens INTEGER NOT NULL DEFAULT 0,
+	cost_usd         REAL NOT NULL DEFAULT 0,
+	unpriced_calls   INTEGER NOT NULL DEFAULT 0,
+	unpriced_tokens  INTEGER NOT NULL DEFAULT 0,
+	PRIMARY KEY (day, user_id)
+) WITHOUT ROWID;
+-- And for the runs made from a preset, for an experiment or in an arena,
+-- by that id (ref_id): a run is here once per kind it has.
+CREATE TABLE usage_daily_by (
+	kind             TEXT NOT NULL CHECK (kind IN ('preset', 'experiment', 'arena')),
+	day              INTEGER NOT NULL,
+	user_id          INTEGER NOT NULL,
+	ref_id           INTEGER NOT NULL,
+	calls            INTEGER NOT NULL DEFAULT 0,
+	errors           INTEGER NOT NULL DEFAULT 0,
+	input_tokens     INTEGER NOT NULL DEFAULT 0,
+	output_tokens    INTEGER NOT NULL DEFAULT 0,
+	cached_tokens    INTEGER NOT NULL DEFAULT 0,
+	reasoning_tokens INTEGER NOT NULL DEFAULT 0,
+	cost_usd         REAL NOT NULL DEFAULT 0,
+	unpriced_calls   INTEGER NOT NULL DEFAULT 0,
+	unpriced_tokens  INTEGER NOT NULL DEFAULT 0,
+	PRIMARY KEY (kind, day, user_id, ref_id)
+) WITHOUT ROWID;
+CREATE INDEX usage_daily_by_user ON usage_daily_by (kind, user_id, day);
+`,
 }
 
 // afterMigration holds the steps, in Go, that complete a migration in
 // its transaction, by the schema version the migration brings.
 var afterMigration = map[int]func(context.Context, *sql.Tx) error{
 	14: widenShareKinds,
+	18: backfillUsage,
 	4:  summariseRuns,
 	8: func(ctx context.Context, tx *sql.Tx) error {
 		if err := rebuildAutoincrement(ctx, tx, "users", "runs", "shares", "invites"); err != nil {

@@ -51,6 +51,8 @@ type Run struct {
 	// ExperimentID is the experiment the run is a cell (or a judge's
 	// grading) of; 0 when none.
 	ExperimentID int64
+	// ArenaID is the arena the run made an answer for; 0 when none.
+	ArenaID int64
 }
 
 // nullID stores 0 as NULL.
@@ -167,10 +169,10 @@ func writeRun(ctx context.Context, tx *sql.Tx, w RunWrite) error {
 		}
 		_, err := tx.ExecContext(ctx, `
 INSERT INTO runs (id, user_id, provider, endpoint, model, spec, status, created_at, preset_id, group_id, pane, prompt_line, variables,
-	experiment_id)
-VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+	experiment_id, arena_id)
+VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 			w.RunID, r.UserID, r.Provider, r.Endpoint, r.Model, r.Spec, RunRunning, r.CreatedAt.UnixMilli(),
-			nullID(r.PresetID), nullID(r.GroupID), pane, p.PromptLine, r.Variables, nullID(r.ExperimentID))
+			nullID(r.PresetID), nullID(r.GroupID), pane, p.PromptLine, r.Variables, nullID(r.ExperimentID), nullID(r.ArenaID))
 		if err != nil {
 			return err
 		}
@@ -212,9 +214,7 @@ ON CONFLICT (run_id) DO UPDATE SET
 		}
 	}
 	if f := w.Finish; f != nil {
-		_, err := tx.ExecContext(ctx, `UPDATE runs SET status = ?, result = ?, finished_at = ? WHERE id = ?`,
-			f.Status, f.Result, f.At.UnixMilli(), w.RunID)
-		if err != nil {
+		if err := finishRun(ctx, tx, w.RunID, f.Status, f.Result, f.At); err != nil {
 			return err
 		}
 	}
@@ -298,13 +298,12 @@ func (s *Store) InterruptRuns(ctx context.Context, rebuild func(frames []byte) s
 			}
 		}
 		err := s.tx(ctx, func(tx *sql.Tx) error {
-			res, err := tx.ExecContext(ctx, `UPDATE runs SET status = ?, result = ?, finished_at = ? WHERE id = ? AND status = ?`,
-				RunInterrupted, result, now.UnixMilli(), id, RunRunning)
-			if err != nil {
+			var status string
+			if err := tx.QueryRowContext(ctx, `SELECT status FROM runs WHERE id = ?`, id).Scan(&status); err != nil || status != RunRunning {
 				return err
 			}
-			if n, _ := res.RowsAffected(); n == 0 {
-				return nil
+			if err := finishRun(ctx, tx, id, RunInterrupted, result, now); err != nil {
+				return err
 			}
 			return indexOutput(ctx, tx, id, resultText(result))
 		})

@@ -206,7 +206,7 @@ func (s *Store) SetUserRole(ctx context.Context, id int64, role, keep string) er
 }
 
 // RemoveUser deletes an account and everything it owns; the last admin
-// cannot be removed.
+// cannot be removed. Its usage stays in the roll-ups, under its id.
 func (s *Store) RemoveUser(ctx context.Context, id int64) error {
 	defer s.sessions.clear()
 	err := s.tx(ctx, func(tx *sql.Tx) error {

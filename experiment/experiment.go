@@ -41,6 +41,9 @@ type Setup struct {
 	Variables  map[string]string
 	PresetID   int64
 	Experiment int64
+	// Arena is the arena the run makes an answer for (0: none), so that
+	// its cost is counted against the arena in usage.
+	Arena int64
 }
 
 // Started is a run a Launch began.

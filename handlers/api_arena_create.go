@@ -241,7 +241,11 @@ func (h *Handler) createArena(ctx context.Context, u db.User, in *CreateArenaInp
 			if err != nil {
 				continue
 			}
-			if m := modelInfo(prov, spec.Model()); m.PromptPrice <= 0 && m.CompletionPrice <= 0 {
+			m, err := h.pricedModel(ctx, prov, spec.Model())
+			if err != nil {
+				return db.Arena{}, nil, err
+			}
+			if !m.Priced() {
 				fe.Add("budget_calls", fmt.Sprintf("%s's model %s has no known price, so a budget in dollars cannot hold it: set budget_calls too.", c.Name, spec.Model()))
 				break
 			}

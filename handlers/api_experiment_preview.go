@@ -128,7 +128,7 @@ func (h *Handler) PreviewAPIExperiment(ctx context.Context, in *CreateExperiment
 // times: the prompts as the simulator counts them (exactly what it then
 // reports; an estimate for other models), the output at most (max_tokens
 // × n per cell, else the model's output limit when it is known), and the
-// cost at the model's known prices.
+// cost at the model's price in force (pricedModel), as its runs are costed.
 func (h *Handler) estimateVariant(ctx context.Context, ev db.ExperimentVariant, rows []db.DatasetRow, repeats int) (VariantPreview, error) {
 	vp := VariantPreview{Name: ev.Name}
 	var spec llm.RunSpec
@@ -141,7 +141,9 @@ func (h *Handler) estimateVariant(ctx context.Context, ev db.ExperimentVariant, 
 	}
 	var model llm.Model
 	if p, err := h.findProvider(ctx, spec.Provider); err == nil {
-		model = modelInfo(p, spec.Model())
+		if model, err = h.pricedModel(ctx, p, spec.Model()); err != nil {
+			return vp, err
+		}
 	} else if !errors.Is(err, errNoProvider) {
 		return vp, err
 	}
@@ -164,7 +166,7 @@ func (h *Handler) estimateVariant(ctx context.Context, ev db.ExperimentVariant, 
 		vp.InputTokens += n * repeats
 		vp.OutputTokens += limit * choices * repeats
 	}
-	if model.PromptPrice > 0 || model.CompletionPrice > 0 {
+	if model.Priced() {
 		c := (float64(vp.InputTokens)*model.PromptPrice + float64(vp.OutputTokens)*model.CompletionPrice) / 1e6
 		vp.CostUSD = &c
 	}

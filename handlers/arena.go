@@ -142,6 +142,7 @@ func (h *Handler) arenaAnswer(ctx context.Context, a db.Arena, c db.ArenaContest
 		ans.Error = "The contestant's setup is unreadable."
 		return ans, 0
 	}
+	setup.Arena = a.ID
 	for {
 		launched, fe, err := h.launchCell(ctx, a.OwnerID, setup)
 		var le *runner.LimitError
@@ -305,7 +306,7 @@ func (h *Handler) prepareArena(a db.Arena) {
 }
 
 // answerEstimate is the most a contestant's answer to a prompt can cost
-// at its model's known prices: the prompt as the simulator counts it and
+// at its model's price in force (pricedModel): the prompt as the simulator counts it and
 // the output at its max_tokens (else the model's limit); 0, and known
 // false, when the model has no price.
 func (h *Handler) answerEstimate(ctx context.Context, c db.ArenaContestant, p db.ArenaPrompt, kind string) (usd float64, known bool) {
@@ -317,8 +318,8 @@ func (h *Handler) answerEstimate(ctx context.Context, c db.ArenaContestant, p db
 	if err != nil {
 		return 0, false
 	}
-	model := modelInfo(prov, setup.Spec.Model())
-	if model.PromptPrice <= 0 && model.CompletionPrice <= 0 {
+	model, err := h.pricedModel(ctx, prov, setup.Spec.Model())
+	if err != nil || !model.Priced() {
 		return 0, false
 	}
 	filled, _, err := preset.Fill(setup.Spec, setup.Variables, MaxBody)

@@ -17,7 +17,7 @@ func (h *Handler) launchCell(ctx context.Context, user int64, s experiment.Setup
 	if err != nil || len(fields) > 0 {
 		return experiment.Started{}, fields, err
 	}
-	p.experiment = s.Experiment
+	p.experiment, p.arena = s.Experiment, s.Arena
 	hold, _, err := h.holdBudget(ctx, user, []preparedRun{p})
 	if err != nil {
 		return experiment.Started{}, nil, err
@@ -32,6 +32,6 @@ func (h *Handler) launchCell(ctx context.Context, user int64, s experiment.Setup
 	if err != nil {
 		return experiment.Started{}, nil, err
 	}
-	return experiment.Started{Run: run, PricesKnown: p.model.PromptPrice > 0 || p.model.CompletionPrice > 0,
+	return experiment.Started{Run: run, PricesKnown: p.model.Priced(),
 		Stop: func() { h.runner.Cancel(run.ID, user) }}, nil, nil
 }

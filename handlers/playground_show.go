@@ -77,6 +77,10 @@ func (h *Handler) ShowPlaygroundPage(c *fiber.Ctx) error {
 		st = playgroundSaved{playgroundState: playgroundState{RunSpec: defaultSpec}, Pending: st.Pending}
 		p = providers[0]
 	}
+	model, err := h.pricedModel(ctx(c), p, st.Model())
+	if err != nil {
+		return err
+	}
 	pending := st.Pending
 	st.Pending = nil // asked about by the page's dialog, never loaded by its script
 	stateJSON, err := json.Marshal(st)
@@ -86,7 +90,7 @@ func (h *Handler) ShowPlaygroundPage(c *fiber.Ctx) error {
 	v := views.PlaygroundView{
 		Page:  h.page(c, "Playground", "playground"),
 		Spec:  string(stateJSON),
-		Panel: panelView(p, st.Endpoint, st.Model()),
+		Panel: panelView(p, st.Endpoint, model),
 	}
 	if pending != nil {
 		v.Pending = pending.Label
@@ -129,7 +133,11 @@ func (h *Handler) ShowPanel(c *fiber.Ctx) error {
 	if !e.Valid() {
 		return fiber.NewError(fiber.StatusBadRequest, `The endpoint is "chat" or "completion".`)
 	}
-	return Render(c, fiber.StatusOK, views.Panel(panelView(p, e, c.Query("model"))))
+	model, err := h.pricedModel(ctx(c), p, c.Query("model"))
+	if err != nil {
+		return err
+	}
+	return Render(c, fiber.StatusOK, views.Panel(panelView(p, e, model)))
 }
 
 // completionInputs belong with the prompt; the panel shows them first.
@@ -138,9 +146,10 @@ var completionInputs = map[string]bool{"suffix": true, "echo": true, "best_of": 
 // panelSkips are edited elsewhere (model, messages, prompt) or set by Knobs.
 var panelSkips = map[string]bool{"model": true, "messages": true, "prompt": true}
 
-// panelView builds the parameter panel for provider p, endpoint e and model id.
-func panelView(p Provider, e llm.Endpoint, modelID string) views.PanelView {
-	model := modelInfo(p, modelID)
+// panelView builds the parameter panel for provider p, endpoint e and
+// model (at its price in force).
+func panelView(p Provider, e llm.Endpoint, model llm.Model) views.PanelView {
+	modelID := model.ID
 	v := views.PanelView{Provider: p.ID, Endpoint: string(e), Model: modelID, ModelHint: modelHint(model)}
 	groups := map[string]int{}
 	if e == llm.EndpointCompletion {
@@ -233,7 +242,7 @@ func modelHint(m llm.Model) string {
 	if m.ContextLength > 0 {
 		parts = append(parts, humanTokens(m.ContextLength)+" context")
 	}
-	if m.PromptPrice > 0 || m.CompletionPrice > 0 {
+	if m.Priced() {
 		parts = append(parts, fmt.Sprintf("$%g/M in, $%g/M out", m.PromptPrice, m.CompletionPrice))
 	}
 	return strings.Join(parts, " · ")

@@ -97,6 +97,10 @@ type clients struct {
 	mu  sync.Mutex
 	all map[string]clientEntry // by provider id and user: keys differ per user
 	sim *llm.Client
+	// listed holds the priced models of the providers' own lists as last
+	// read, by provider id and model id, so that a run is priced as the
+	// listing says without asking the provider again.
+	listed map[[2]string]llm.Model
 }
 
 type clientEntry struct {
@@ -137,7 +141,8 @@ func (h *Handler) client(ctx context.Context, user int64, p Provider) (*llm.Clie
 	return c, nil
 }
 
-// modelInfo returns what is known of model id on p, for validation and prices.
+// modelInfo returns what Knobs' built-in list knows of model id on p, for
+// validation; pricedModel adds the price in force.
 func modelInfo(p Provider, id string) llm.Model {
 	if m, ok := llm.LookupModel(p.Dialect, id); ok {
 		return m
@@ -145,9 +150,81 @@ func modelInfo(p Provider, id string) llm.Model {
 	return llm.Model{ID: id}
 }
 
+// pricedModel is modelInfo with the price in force for the model: an
+// admin's when one is set, else the provider's own list's as last read,
+// else Knobs' built-in list's. Runs, the playground's and experiments'
+// estimates and arenas' budgets all price through it.
+func (h *Handler) pricedModel(ctx context.Context, p Provider, id string) (llm.Model, error) {
+	m := modelInfo(p, id)
+	h.clients.mu.Lock()
+	listed, ok := h.clients.listed[[2]string{p.ID, id}]
+	h.clients.mu.Unlock()
+	if ok {
+		m.PromptPrice, m.CompletionPrice, m.CachedPrice, m.ReasoningPrice = listed.PromptPrice, listed.CompletionPrice, listed.CachedPrice, listed.ReasoningPrice
+	}
+	mp, err := h.store.ModelPrice(ctx, p.ID, id)
+	switch {
+	case errors.Is(err, db.ErrNotFound):
+		return m, nil
+	case err != nil:
+		return m, err
+	}
+	return withAdminPrice(m, mp), nil
+}
+
+// withAdminPrice is m at an admin's price.
+func withAdminPrice(m llm.Model, mp db.ModelPrice) llm.Model {
+	m.PromptPrice, m.CompletionPrice, m.CachedPrice, m.ReasoningPrice = mp.Input, mp.Output, mp.CachedInput, mp.Reasoning
+	m.PriceSource = llm.PriceAdmin
+	return m
+}
+
+// rememberListed keeps the prices of p's own model list.
+func (h *Handler) rememberListed(p Provider, models []llm.Model) {
+	h.clients.mu.Lock()
+	defer h.clients.mu.Unlock()
+	if h.clients.listed == nil {
+		h.clients.listed = map[[2]string]llm.Model{}
+	}
+	for _, m := range models {
+		// A list is bounded by the model-list reader's 8 MB cap.
+		if m.Priced() && m.Source == "api" {
+			h.clients.listed[[2]string{p.ID, m.ID}] = m
+		}
+	}
+}
+
+// withAdminPrices sets the admins' prices on p's models, in place.
+func (h *Handler) withAdminPrices(ctx context.Context, p Provider, models []llm.Model) error {
+	prices, err := h.store.ModelPrices(ctx)
+	if err != nil {
+		return err
+	}
+	for _, mp := range prices {
+		if mp.Provider != p.ID {
+			continue
+		}
+		for i := range models {
+			if models[i].ID == mp.Model {
+				models[i] = withAdminPrice(models[i], mp)
+			}
+		}
+	}
+	return nil
+}
+
 // providerModels lists p's models for user: the provider's own list when
-// it answers, else Knobs' built-in one with a note that says why.
+// it answers, else Knobs' built-in one with a note that says why; each at
+// the price in force (an admin's over the list's).
 func (h *Handler) providerModels(ctx context.Context, user int64, p Provider) ([]llm.Model, string) {
+	models, note := h.listModels(ctx, user, p)
+	if err := h.withAdminPrices(ctx, p, models); err != nil {
+		h.log.Warn("reading the admins' prices", "err", err)
+	}
+	return models, note
+}
+
+func (h *Handler) listModels(ctx context.Context, user int64, p Provider) ([]llm.Model, string) {
 	client, err := h.client(ctx, user, p)
 	switch {
 	case errors.Is(err, errNoKey):
@@ -166,5 +243,6 @@ func (h *Handler) providerModels(ctx context.Context, user int64, p Provider) ([
 		}
 		return llm.KnownModels(p.Dialect), "The provider's model list is unavailable (" + reason + "): showing Knobs' built-in list."
 	}
+	h.rememberListed(p, models)
 	return models, ""
 }

@@ -141,6 +141,8 @@ type preparedRun struct {
 	// experiment is the experiment the run is a cell (or a judge's
 	// grading) of; 0 when none.
 	experiment int64
+	// arena is the arena the run makes an answer for; 0 when none.
+	arena int64
 }
 
 // checkedRun is a run spec with its variables filled in and validated
@@ -187,7 +189,9 @@ func (h *Handler) checkRun(ctx context.Context, st playgroundState) (checkedRun,
 	}
 	var model llm.Model
 	if len(fields) == 0 {
-		model = modelInfo(p, spec.Model())
+		if model, err = h.pricedModel(ctx, p, spec.Model()); err != nil {
+			return checkedRun{}, nil, err
+		}
 		for k, v := range llm.Validate(spec, p.Dialect, model) {
 			fields[k] = v
 		}
@@ -248,7 +252,7 @@ func (h *Handler) launchRun(ctx context.Context, user int64, p preparedRun, grou
 	row := db.Run{
 		ID: h.store.NextRunID(), UserID: user, Provider: p.provider, Endpoint: string(p.spec.Endpoint), Model: p.spec.Model(),
 		Spec: string(specJSON), Variables: string(p.vars), PresetID: presetID, GroupID: group, Pane: pane, CreatedAt: time.Now(),
-		ExperimentID: p.experiment,
+		ExperimentID: p.experiment, ArenaID: p.arena,
 	}
 	// The runner writes the row, in parallel with the upstream request
 	// it starts now: the first token does not wait for the database.

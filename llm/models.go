@@ -123,6 +123,7 @@ func mergeKnown(m *Model, k Model) {
 	m.PromptPrice = cmp.Or(m.PromptPrice, k.PromptPrice)
 	m.CompletionPrice = cmp.Or(m.CompletionPrice, k.CompletionPrice)
 	m.CachedPrice = cmp.Or(m.CachedPrice, k.CachedPrice)
+	m.ReasoningPrice = cmp.Or(m.ReasoningPrice, k.ReasoningPrice)
 	m.OwnedBy = cmp.Or(m.OwnedBy, k.OwnedBy)
 }
 

@@ -102,6 +102,12 @@ type Model struct {
 	PromptPrice      float64  `json:"prompt_price,omitempty"`
 	CompletionPrice  float64  `json:"completion_price,omitempty"`
 	CachedPrice      float64  `json:"cached_price,omitempty"`
+	// ReasoningPrice is for reasoning tokens; zero means they cost as
+	// output tokens do.
+	ReasoningPrice float64 `json:"reasoning_price,omitempty"`
+	// PriceSource is "admin" when a Knobs admin set the prices (zero is
+	// then a price: the model is free), else "" for the listing's.
+	PriceSource string `json:"price_source,omitempty"`
 	// Tools and JSONSchema say the model takes function tools and
 	// response_format json_schema; false also when it is not known.
 	Tools      bool `json:"tools,omitempty"`
@@ -109,6 +115,14 @@ type Model struct {
 	// Source says where the entry came from: "api", "fallback".
 	Source string `json:"source,omitempty"`
 }
+
+// Priced reports whether Knobs knows what m's tokens cost.
+func (m Model) Priced() bool {
+	return m.PriceSource == PriceAdmin || m.PromptPrice > 0 || m.CompletionPrice > 0
+}
+
+// PriceAdmin is the PriceSource of prices a Knobs admin set.
+const PriceAdmin = "admin"
 
 // EventKind names what a stream Event carries.
 type EventKind string

@@ -45,7 +45,8 @@ func ParseDays(v string) (int, error) {
 }
 
 // PurgeExpired deletes the runs created more than the retention period
-// before now (runs still running stay) and logs how many went. It does
+// before now (runs still running stay) and logs how many went. What they
+// cost stays in the usage roll-ups. It does
 // nothing when runs are kept forever.
 func PurgeExpired(ctx context.Context, store Store, now time.Time, log *slog.Logger) (int64, error) {
 	days, err := Days(ctx, store)

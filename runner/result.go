@@ -1,6 +1,8 @@
 package runner
 
 import (
+	"cmp"
+
 	"knobs/llm"
 )
 
@@ -15,6 +17,33 @@ type Result struct {
 	TimeInfo *llm.TimeInfo `json:"time_info,omitempty"`
 	Metrics  Metrics       `json:"metrics"`
 	Error    *llm.Error    `json:"error,omitempty"`
+	// Price is what the run's tokens were priced at when it ran (USD per
+	// million), kept with it so that a later price change leaves its
+	// cost as it was; nil when the model had no price.
+	Price *Price `json:"price,omitempty"`
+}
+
+// Price is the price in force for a run's model, USD per million tokens.
+type Price struct {
+	Input       float64 `json:"input"`
+	Output      float64 `json:"output"`
+	CachedInput float64 `json:"cached_input"`
+	Reasoning   float64 `json:"reasoning"`
+}
+
+// PriceOf is m's price as a run keeps it; nil when m has none. A cached
+// or reasoning price a listing does not give is the input or output
+// price.
+func PriceOf(m llm.Model) *Price {
+	if !m.Priced() {
+		return nil
+	}
+	if m.PriceSource == llm.PriceAdmin {
+		// An admin's prices are whole: a zero is free, not unknown.
+		return &Price{Input: m.PromptPrice, Output: m.CompletionPrice, CachedInput: m.CachedPrice, Reasoning: m.ReasoningPrice}
+	}
+	return &Price{Input: m.PromptPrice, Output: m.CompletionPrice,
+		CachedInput: cmp.Or(m.CachedPrice, m.PromptPrice), Reasoning: cmp.Or(m.ReasoningPrice, m.CompletionPrice)}
 }
 
 // Choice is one of the n answers of a run.
@@ -94,21 +123,22 @@ func (ch *Choice) setToolCall(c llm.ToolCall) {
 	ch.ToolCalls = append(ch.ToolCalls, c)
 }
 
-// cost is the provider's figure or usage times prices.
-func cost(u *llm.Usage, m llm.Model) float64 {
+// cost is the provider's figure, else usage times p: uncached input,
+// cached input, output other than reasoning, reasoning. Reasoning tokens
+// are counted once, whichever way the provider reports them.
+func cost(u *llm.Usage, p *Price) float64 {
 	if u == nil {
 		return 0
 	}
 	if u.CostUSD > 0 {
 		return u.CostUSD
 	}
-	if m.PromptPrice == 0 && m.CompletionPrice == 0 {
+	if p == nil {
 		return 0
 	}
-	cached := float64(u.CachedTokens)
-	price := m.CachedPrice
-	if price == 0 {
-		price = m.PromptPrice
-	}
-	return ((float64(u.PromptTokens)-cached)*m.PromptPrice + cached*price + float64(u.CompletionTokens)*m.CompletionPrice) / 1e6
+	cached := min(u.CachedTokens, u.PromptTokens)
+	out := u.OutputTokens()
+	reasoning := min(u.ReasoningTokens, out)
+	return (float64(u.PromptTokens-cached)*p.Input + float64(cached)*p.CachedInput +
+		float64(out-reasoning)*p.Output + float64(reasoning)*p.Reasoning) / 1e6
 }

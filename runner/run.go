@@ -372,7 +372,7 @@ func (run *Run) metrics(now time.Time) Metrics {
 			m.TokensPerSec = float64(m.Tokens-1) / span.Seconds()
 		}
 	}
-	m.CostUSD = cost(run.result.Usage, run.model)
+	m.CostUSD = cost(run.result.Usage, run.result.Price)
 	return m
 }
 

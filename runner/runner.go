@@ -277,6 +277,7 @@ func (sl *Slots) start(id int64, row *db.Run, s Streamer, spec llm.RunSpec, mode
 		full:      make(chan struct{}, 1),
 		started:   time.Now(),
 		model:     model,
+		result:    Result{Price: PriceOf(model)},
 		idleGrace: r.opts.IdleGrace,
 		shared:    sl.shared,
 		provider:  spec.Provider,

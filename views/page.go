@@ -31,5 +31,6 @@ var navItems = []navItem{
 	{"history", "History", "/history"},
 	{"experiments", "Experiments", "/experiments"},
 	{"arenas", "Arenas", "/arenas"},
+	{"usage", "Usage", "/usage"},
 	{"settings", "Settings", "/settings"},
 }

@@ -412,7 +412,7 @@ func TestBrowserOnAPhoneTheNavigationReachesEveryPage(t *testing.T) {
 			t.Errorf("on a phone the navigation's %q is cut off or covered", l.Label)
 		}
 	}
-	if got := strings.Join(labels, ", "); got != "Playground, Compare, Presets, Datasets, History, Experiments, Arenas, Settings" {
+	if got := strings.Join(labels, ", "); got != "Playground, Compare, Presets, Datasets, History, Experiments, Arenas, Usage, Settings" {
 		t.Errorf("the navigation has %s", got)
 	}
 	// Keyboard hints mean nothing on a touch screen.

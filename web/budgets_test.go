@@ -9,7 +9,6 @@ package web_test
 
 import (
 	"fmt"
-	"math"
 	"net/http"
 	"net/http/httptest"
 	"strconv"
@@ -155,8 +154,6 @@ func (b budgetTeam) wantRefused(t *testing.T, a apiAnswer, sentBefore int64, sco
 	}
 	return out
 }
-
-func near(a, b float64) bool { return math.Abs(a-b) < 1e-9 }
 
 func TestBudgetEachCapRefusesTheNextRunWithNothingSent(t *testing.T) {
 	t.Parallel()

@@ -76,6 +76,10 @@ func routes(app *fiber.App, h *handlers.Handler, sessions *session.Manager, log 
 	huma.Register(api, huma.Operation{OperationID: "get-arena", Method: http.MethodGet, Path: "/arenas/{id}", Summary: "An arena: its link, whether its answers are made, votes and spend", Tags: []string{"Arenas"}}, h.ShowAPIArena)
 	huma.Register(api, huma.Operation{OperationID: "get-arena-results", Method: http.MethodGet, Path: "/arenas/{id}/results", Summary: "An arena's ranking (Bradley–Terry with 95% bootstrap intervals), win-rate matrix, position bias, and votes per prompt and voter", Tags: []string{"Arenas"}}, h.ArenaAPIResults)
 	huma.Register(api, huma.Operation{OperationID: "revoke-arena", Method: http.MethodPost, Path: "/arenas/{id}/revoke", Summary: "End an arena's voting link at once; its votes stay", Tags: []string{"Arenas"}}, h.RevokeAPIArena)
+	huma.Register(api, huma.Operation{OperationID: "list-prices", Method: http.MethodGet, Path: "/prices", Summary: "Every model of every provider with the price its runs are costed at (USD per million tokens) and where it comes from", Tags: []string{"Usage"}}, h.ListAPIPrices)
+	huma.Register(api, huma.Operation{OperationID: "set-price", Method: http.MethodPut, Path: "/prices/{provider}/{model}", Summary: "Admins: set a model's price, in force over the provider's listing for runs from now on", Tags: []string{"Usage"}}, h.SetAPIPrice)
+	huma.Register(api, huma.Operation{OperationID: "remove-price", Method: http.MethodDelete, Path: "/prices/{provider}/{model}", DefaultStatus: http.StatusNoContent, Summary: "Admins: take a set price off a model, back to the provider's listing", Tags: []string{"Usage"}}, h.RemoveAPIPrice)
+	huma.Register(api, huma.Operation{OperationID: "get-usage", Method: http.MethodGet, Path: "/usage", Summary: "Calls, errors, tokens and cost between two days, grouped, with totals: everyone's for an admin, your own for a member", Tags: []string{"Usage"}}, h.ShowAPIUsage)
 	// huma does not stream: the events are a plain route behind the same
 	// authentication, described in the document by hand.
 	group.Get("/runs/:id/events", h.RunEvents)
@@ -226,6 +230,14 @@ func routes(app *fiber.App, h *handlers.Handler, sessions *session.Manager, log 
 	app.Get("/arenas/:id", h.ShowArenaPage)
 	app.Post("/arenas/:id/shares", h.CreateArenaShare)
 	app.Post("/arenas/:id/revoke", h.RevokeArena)
+
+	// Usage and prices: everyone's for admins, a member's own; setting
+	// a price is an admin's (checked in setPrice, as the API does).
+	app.Get("/usage", h.ShowUsagePage)
+	app.Get("/usage.csv", h.ExportUsage)
+	app.Get("/usage/prices", h.ShowPricesPage)
+	app.Post("/usage/prices", h.SavePrice)
+	app.Post("/usage/prices/remove", h.RemovePrice)
 
 	// Settings: personal keys, the account, API tokens.
 	app.Get("/settings", h.ShowSettingsPage)

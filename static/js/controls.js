@@ -387,7 +387,8 @@ export function describeModel(info) {
 }
 
 function hasPrice(info) {
-  return !!(info && (info.prompt_price > 0 || info.completion_price > 0));
+  // An admin's price of zero is a price: the model is free.
+  return !!(info && (info.price_source === "admin" || info.prompt_price > 0 || info.completion_price > 0));
 }
 
 function shortTokens(n) {
