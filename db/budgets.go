@@ -163,30 +163,3 @@ func nullable(v *float64) any {
 	}
 	return *v
 }
-
-// RunsSpentSince is what runs created since from cost, summed from the
-// runs themselves: their cost in US dollars, and the tokens of finished
-// runs whose cost is not known (a cost of 0 with tokens: no price).
-// userID 0 counts every user's runs and provider "" every provider's.
-//
-// It has the signature and meaning of the usage roll-ups' SpentSince,
-// which budgets read instead once those are kept; a run deleted from
-// history leaves this sum (it does not leave the roll-ups).
-func (s *Store) RunsSpentSince(ctx context.Context, from time.Time, userID int64, provider string) (usd float64, unpricedTokens int64, err error) {
-	q := `SELECT ifnull(sum(cost_usd), 0),
-	ifnull(sum(CASE WHEN cost_usd = 0 AND tokens > 0 AND status <> ? THEN tokens ELSE 0 END), 0)
-	FROM runs WHERE created_at >= ?`
-	args := []any{RunRunning, from.UnixMilli()}
-	if userID != 0 {
-		q += ` AND user_id = ?`
-		args = append(args, userID)
-	}
-	if provider != "" {
-		q += ` AND provider = ?`
-		args = append(args, provider)
-	}
-	if err := s.r.QueryRowContext(ctx, q, args...).Scan(&usd, &unpricedTokens); err != nil {
-		return 0, 0, fmt.Errorf("db: unable to sum what runs cost: %w", err)
-	}
-	return usd, unpricedTokens, nil
-}

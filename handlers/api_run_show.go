@@ -25,7 +25,7 @@ type RunDetail struct {
 	Model     string            `json:"model"`
 	Request   *llm.RawRequest   `json:"request" doc:"The request as Knobs sent it upstream, its key redacted; null until it is sent."`
 	Choices   []RunChoice       `json:"choices" nullable:"false"`
-	Usage     *llm.Usage        `json:"usage" doc:"The provider's token counts; null when it gave none."`
+	Usage     *llm.Usage        `json:"usage" doc:"The provider's token counts, or Knobs' own (estimated: true) for a run that stopped before the provider sent them; null when there are none."`
 	Metrics   RunMetrics        `json:"metrics"`
 	CreatedAt time.Time         `json:"created_at"`
 	Preset    *int64            `json:"preset" doc:"The id of the preset the run was made from; null when none."`

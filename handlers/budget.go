@@ -15,18 +15,12 @@ import (
 )
 
 // spendSource is where budgets read what has been spent: the usd cost of
-// runs created since from, and the tokens of those whose cost is not
-// known, for one user (0: everyone) and one provider ("": all).
+// runs finished since from, and the tokens of those whose cost is not
+// known, for one user (0: everyone) and one provider ("": all). It is the
+// usage roll-ups (db.Store.SpentSince), which deleting runs or purging
+// history does not lower: the provider's bill does not shrink either.
 type spendSource interface {
 	SpentSince(ctx context.Context, from time.Time, userID int64, provider string) (usd float64, unpricedTokens int64, err error)
-}
-
-// spendFunc makes a function a spendSource.
-type spendFunc func(ctx context.Context, from time.Time, userID int64, provider string) (float64, int64, error)
-
-// SpentSince calls f.
-func (f spendFunc) SpentSince(ctx context.Context, from time.Time, userID int64, provider string) (float64, int64, error) {
-	return f(ctx, from, userID, provider)
 }
 
 // Budget scopes: which cap a refusal or a figure is about.
@@ -313,31 +307,39 @@ func (h *Handler) holdBudget(ctx context.Context, user int64, runs []preparedRun
 		return hold, "", nil
 	}
 	var providers []string
-	unpriced := false
 	held := make([]*heldRun, len(runs))
 	for i, p := range runs {
 		providers = append(providers, p.provider)
-		unpriced = unpriced || !priced(p)
 		usd, tokens := runCost(p) // counted outside the lock: a body may be large
 		held[i] = &heldRun{user: user, provider: p.provider, usd: usd, tokens: tokens}
 	}
 	from, resets := monthOf(h.now())
 	h.budget.mu.Lock()
 	defer h.budget.mu.Unlock()
-	figs, err := h.budgetFigures(ctx, b, user, providers, unpriced, from, resets)
-	if err != nil {
-		return nil, "", err
-	}
+	// Each run is checked with what the ones before it hold, so that a
+	// comparison of four expensive panes at $49.99 of $50 is refused
+	// rather than let through whole on the first pane's room; a refusal
+	// takes back what this call held, so a comparison goes whole or not.
 	warn, most := "", 0.0
-	for _, f := range figs {
-		if f.usedUp() {
-			return nil, "", &budgetError{f.BudgetRefusal}
+	for i, r := range held {
+		figs, err := h.budgetFigures(ctx, b, user, providers[i:i+1], !priced(runs[i]), from, resets)
+		if err == nil {
+			for _, f := range figs {
+				if f.usedUp() {
+					err = &budgetError{f.BudgetRefusal}
+					break
+				}
+				if s := f.share(); s >= b.WarnAt && s > most {
+					warn, most = f.warning(), s
+				}
+			}
 		}
-		if s := f.share(); s >= b.WarnAt && s > most {
-			warn, most = f.warning(), s
+		if err != nil {
+			for _, r := range held[:i] {
+				delete(h.budget.held, r)
+			}
+			return nil, "", err
 		}
-	}
-	for _, r := range held {
 		h.budget.held[r] = struct{}{}
 	}
 	hold.runs, hold.started = held, make([]bool, len(held))
@@ -362,7 +364,12 @@ func (h *Handler) budgetNotice(ctx context.Context, user int64) (string, error) 
 	notice, most := "", 0.0
 	for _, f := range figs {
 		if f.usedUp() {
-			return usedUp(f.BudgetRefusal) + " New runs are refused until it resets on " + resetsOn(f.BudgetRefusal) + ".", nil
+			refused := "New runs are refused"
+			if f.Scope == scopeTokens {
+				// Priced runs count dollars, not this cap.
+				refused = "Runs of models without a price are refused"
+			}
+			return usedUp(f.BudgetRefusal) + " " + refused + " until it resets on " + resetsOn(f.BudgetRefusal) + ".", nil
 		}
 		if s := f.share(); s >= b.WarnAt && s > most {
 			notice, most = f.warning(), s

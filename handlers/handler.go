@@ -154,7 +154,7 @@ func New(o Options) *Handler {
 		sso:        newSSO(o.Config, now),
 		metrics:    o.Metrics,
 		stopping:   o.Stopping,
-		spend:      spendFunc(o.Store.RunsSpentSince),
+		spend:      o.Store,
 		budget:     newBudgetGate(),
 	}
 	h.experiments = experiment.New(o.Store, h.launchCell, o.Log, o.Experiments)

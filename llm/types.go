@@ -244,6 +244,12 @@ type Usage struct {
 	// CostUSD is the provider's own cost figure when it reports one
 	// (xAI's cost_in_usd_ticks / 1e10); zero when it does not.
 	CostUSD float64 `json:"cost_usd,omitempty"`
+	// Estimated says the provider sent no usage (the run stopped before
+	// its last chunk: cancelled, cut, past a bound) and these are Knobs'
+	// counts: the prompt as Knobs measures one, the output chunks
+	// received. The provider still bills those tokens, so costs and
+	// budgets count them.
+	Estimated bool `json:"estimated,omitempty"`
 }
 
 // OutputTokens is what the model generated, reasoning included and

@@ -11,6 +11,7 @@ import (
 
 	"knobs/db"
 	"knobs/llm"
+	"knobs/llm/sim"
 )
 
 // Run is one live run: its frames so far, its listeners and its result.
@@ -357,6 +358,19 @@ func (run *Run) apply(ev llm.Event, now time.Time, limit int64) bool {
 	return true
 }
 
+// estimateUsage gives a run that received output but no usage (stopped
+// before the provider's last chunk, which carries it) Knobs' own counts,
+// so that what the provider bills is not counted as free: the prompt's
+// tokens as Knobs estimates any model's, and a token per output chunk, as
+// providers stream them. The caller holds run.mu.
+func (run *Run) estimateUsage(endpoint llm.Endpoint, body []byte) {
+	if run.result.Usage != nil || run.chunks == 0 {
+		return
+	}
+	prompt, _ := sim.PromptTokens(endpoint, body)
+	run.result.Usage = &llm.Usage{PromptTokens: prompt, CompletionTokens: run.chunks, TotalTokens: prompt + run.chunks, Estimated: true}
+}
+
 // metrics computes the live or final metrics; the caller holds run.mu.
 func (run *Run) metrics(now time.Time) Metrics {
 	m := Metrics{TotalMs: ms(now.Sub(run.started)), Tokens: run.chunks}
@@ -450,10 +464,11 @@ type ending struct {
 // listener who sees done finds the run in history. The rendered answer
 // follows done in its own frame (see rendered): rendering a long answer
 // takes longer than the rest of the ending, and the user has the text.
-func (run *Run) finish(status string, upstreamErr *llm.Error, body []byte, at time.Time) ending {
+func (run *Run) finish(status string, upstreamErr *llm.Error, endpoint llm.Endpoint, body []byte, at time.Time) ending {
 	run.mu.Lock()
 	defer run.mu.Unlock()
 	run.syncText()
+	run.estimateUsage(endpoint, body)
 	run.result.Metrics = run.metrics(at)
 	run.result.Error = upstreamErr
 	var end ending

@@ -454,7 +454,7 @@ func (r *Runner) drive(ctx context.Context, run *Run, s Streamer, spec llm.RunSp
 	if panicked {
 		status, upstreamErr = db.RunError, &llm.Error{Kind: KindInternal, Message: "Knobs hit an internal error while relaying this run and stopped it; it has been logged. What came before is kept."}
 	}
-	end := run.finish(status, upstreamErr, spec.Body, time.Now())
+	end := run.finish(status, upstreamErr, spec.Endpoint, spec.Body, time.Now())
 	r.opts.Metrics.RunFinished(run.metricsEnd(status, upstreamErr, cause, end))
 	if end.encodeErr != nil {
 		r.log.Error("encoding the result of run", "run", run.ID, "err", end.encodeErr)

@@ -38,7 +38,9 @@ type apiRun struct {
 		FinishReason string `json:"finish_reason"`
 	} `json:"choices"`
 	Usage *struct {
-		CompletionTokens int `json:"completion_tokens"`
+		PromptTokens     int  `json:"prompt_tokens"`
+		CompletionTokens int  `json:"completion_tokens"`
+		Estimated        bool `json:"estimated"`
 	} `json:"usage"`
 	Metrics struct {
 		TTFTMs       float64 `json:"ttft_ms"`

@@ -8,6 +8,7 @@ package web_test
 // refused; the caps' validation.
 
 import (
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -123,6 +124,22 @@ func (b budgetTeam) mustRun(t *testing.T, token string, spec map[string]any) (co
 	return page.Items[0].Cost, page.Items[0].Tokens
 }
 
+// lastRunTokens is the prompt and completion tokens of token's latest run.
+func (b budgetTeam) lastRunTokens(t *testing.T, token string) int {
+	t.Helper()
+	var page apiRunPage
+	b.srv.apiCall(t, "GET", "/api/v1/runs?limit=1", token, nil).json(t, &page)
+	if len(page.Items) != 1 {
+		t.Fatalf("no run in history")
+	}
+	var r apiRun
+	b.srv.apiCall(t, "GET", fmt.Sprintf("/api/v1/runs/%d", page.Items[0].ID), token, nil).json(t, &r)
+	if r.Usage == nil {
+		t.Fatalf("run %d has no usage", r.ID)
+	}
+	return r.Usage.PromptTokens + r.Usage.CompletionTokens
+}
+
 // wantRefused checks that a is a 402 for the cap scope with its limit,
 // spend and reset, says so in words, and that nothing was sent.
 func (b budgetTeam) wantRefused(t *testing.T, a apiAnswer, sentBefore int64, scope string, limit, spent float64, words ...string) budgetAnswer {
@@ -162,9 +179,11 @@ func TestBudgetEachCapRefusesTheNextRunWithNothingSent(t *testing.T) {
 	if cost <= 0 {
 		t.Fatalf("a run of the priced model cost %v", cost)
 	}
-	_, tokens := b.mustRun(t, b.bobTok, unpricedRun("Tell me about rivers"))
-	if tokens <= 0 {
-		t.Fatalf("a run of the unpriced model used %d tokens", tokens)
+	b.mustRun(t, b.bobTok, unpricedRun("Tell me about rivers"))
+	// A run without a price counts its prompt and its answer.
+	tokens := b.lastRunTokens(t, b.bobTok)
+	if tokens <= 40 {
+		t.Fatalf("a run of the unpriced model used %d tokens, want its 40 and its prompt's", tokens)
 	}
 	bob := strconv.FormatInt(b.bobID, 10)
 	spent := cost // every run is bob's, on sim
@@ -564,5 +583,103 @@ func TestBudgetRefusesAComparisonWhole(t *testing.T) {
 		http.Header{"X-Csrf-Token": {b.bob.token()}, "Accept": {"application/json"}})
 	if r.status != http.StatusOK && r.status != http.StatusCreated {
 		t.Errorf("the comparison after raising the cap: %d %s", r.status, r.body)
+	}
+}
+
+// A run stopped before the provider's last chunk, which carries the
+// usage, is billed all the same: Knobs counts its tokens itself, and its
+// cost reaches the history, the budgets and the caps. Otherwise pressing
+// Stop just before the end would make every run free.
+func TestBudgetCountsARunStoppedBeforeItsUsage(t *testing.T) {
+	t.Parallel()
+	b := newBudgetTeamAt(t, 40)
+	b.setBudgets(t, map[string]any{"team_usd": 100})
+	body := `{"provider":"sim","endpoint":"chat","body":{"model":"sim-reasoning","reasoning_effort":"low","max_completion_tokens":400,"min_completion_tokens":400,"messages":[{"role":"user","content":"A long tale of glaciers"}]}}`
+	_, run := b.bob.postRun(body)
+	deltas := 0
+	b.bob.readEvents(run.Events, 0, func(e sseEvent) bool {
+		if e.event == "delta" || e.event == "reasoning" {
+			deltas++
+		}
+		return deltas >= 5
+	})
+	r := b.bob.post(fmt.Sprintf("/runs/%d/cancel", run.ID), "application/json", nil, http.Header{"X-Csrf-Token": {b.bob.token()}, "Accept": {"application/json"}})
+	if r.status != http.StatusAccepted {
+		t.Fatalf("cancel answered %d %s", r.status, r.body)
+	}
+	_, events := b.bob.readEvents(run.Events, 0, nil)
+	last := events[len(events)-1]
+	if last.event != "done" || !strings.Contains(last.data, `"status":"cancelled"`) || !strings.Contains(last.data, `"estimated":true`) {
+		t.Fatalf("last event %+v, want done, cancelled, with estimated usage", last)
+	}
+
+	var page apiRunPage
+	b.srv.apiCall(t, "GET", "/api/v1/runs?limit=1", b.bobTok, nil).json(t, &page)
+	if len(page.Items) != 1 || page.Items[0].ID != run.ID || page.Items[0].Cost <= 0 {
+		t.Fatalf("the cancelled run in history: %+v, want a cost", page.Items)
+	}
+	cost := page.Items[0].Cost
+	var a budgetsAnswer
+	b.srv.apiCall(t, "GET", "/api/v1/budgets", b.adminTok, nil).json(t, &a)
+	if s := a.spend("team", 0); s == nil || !near(s.SpentUSD, cost) {
+		t.Fatalf("team spend %+v, want the cancelled run's $%v", s, cost)
+	}
+	// A cap below it refuses the next run, with nothing sent.
+	b.setBudgets(t, map[string]any{"team_usd": cost / 2})
+	sent := b.up.sent.Load()
+	b.wantRefused(t, b.run(t, b.bobTok, pricedRun("One more")), sent, "team", cost/2, cost)
+}
+
+// Deleting runs from history does not give their spend back: the cap
+// that refused a run still refuses it after the runs are gone.
+func TestBudgetSpendSurvivesDeletingRuns(t *testing.T) {
+	t.Parallel()
+	b := newBudgetTeam(t)
+	cost, _ := b.mustRun(t, b.bobTok, pricedRun("Tell me about glaciers"))
+	b.setBudgets(t, map[string]any{"user_default_usd": cost / 2})
+	sent := b.up.sent.Load()
+	b.wantRefused(t, b.run(t, b.bobTok, pricedRun("Again")), sent, "user", cost/2, cost)
+
+	var page apiRunPage
+	b.srv.apiCall(t, "GET", "/api/v1/runs", b.bobTok, nil).json(t, &page)
+	if len(page.Items) == 0 {
+		t.Fatal("bob has no runs to delete")
+	}
+	for _, r := range page.Items {
+		if a := b.srv.apiCall(t, "DELETE", fmt.Sprintf("/api/v1/runs/%d", r.ID), b.bobTok, nil); a.status != http.StatusNoContent {
+			t.Fatalf("DELETE run %d: %d %s", r.ID, a.status, a.body)
+		}
+	}
+	b.srv.apiCall(t, "GET", "/api/v1/runs", b.bobTok, nil).json(t, &page)
+	if len(page.Items) != 0 {
+		t.Fatalf("runs left after deleting: %+v", page.Items)
+	}
+	b.wantRefused(t, b.run(t, b.bobTok, pricedRun("Once more")), sent, "user", cost/2, cost)
+}
+
+// Each pane of a comparison is checked with what the panes before it
+// would cost: three priced panes with room for one and a half are refused
+// whole, with nothing sent, where checking once would let all three by.
+func TestBudgetCountsEachPaneOfAComparison(t *testing.T) {
+	t.Parallel()
+	b := newBudgetTeam(t)
+	cost, _ := b.mustRun(t, b.bobTok, pricedRun("Tell me about glaciers"))
+	b.setBudgets(t, map[string]any{"user_default_usd": 2.5 * cost})
+	pane, _ := json.Marshal(pricedRun("Tell me about glaciers")["body"])
+	p := `{"provider":"sim","endpoint":"chat","body":` + string(pane) + `}`
+	before := b.up.sent.Load()
+	r := b.bob.post("/compare/runs", "application/json", strings.NewReader(`{"panes":[`+p+`,`+p+`,`+p+`]}`),
+		http.Header{"X-Csrf-Token": {b.bob.token()}, "Accept": {"application/json"}})
+	if r.status != http.StatusPaymentRequired || !strings.Contains(r.body, `"scope":"user"`) {
+		t.Errorf("three panes with room for one and a half: %d %s", r.status, r.body)
+	}
+	if got := b.up.sent.Load(); got != before {
+		t.Errorf("the simulator received %d requests, want %d", got, before)
+	}
+	// Two fit, and start.
+	r = b.bob.post("/compare/runs", "application/json", strings.NewReader(`{"panes":[`+p+`,`+p+`]}`),
+		http.Header{"X-Csrf-Token": {b.bob.token()}, "Accept": {"application/json"}})
+	if r.status != http.StatusOK && r.status != http.StatusCreated {
+		t.Errorf("two panes with room for them: %d %s", r.status, r.body)
 	}
 }

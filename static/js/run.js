@@ -51,15 +51,18 @@ export function metricsList(m, done, { details = false, runId = 0 } = {}) {
   add("Total", fmt((m.total_ms || 0) / 1000, 2) + " s");
   if (!done) return dl;
   const u = done.usage;
+  // Usage Knobs counted itself (the run stopped before the provider's
+  // last chunk) says so: the provider's own figure may differ.
+  const est = u && u.estimated ? " (estimated)" : "";
   if (details && u) {
-    add("Prompt", fmt(u.prompt_tokens));
-    add("Completion", fmt(u.completion_tokens));
+    add("Prompt", fmt(u.prompt_tokens) + est);
+    add("Completion", fmt(u.completion_tokens) + est);
     if (u.reasoning_tokens) add("Reasoning", fmt(u.reasoning_tokens));
     if (u.cached_tokens) add("Cached", fmt(u.cached_tokens));
   }
   const t = done.time_info;
   if (details && t) add("Server time", `queue ${fmt(t.queue_time * 1000, 1)} · prompt ${fmt(t.prompt_time * 1000, 1)} · completion ${fmt(t.completion_time * 1000, 1)} ms`);
-  if (m.cost_usd) add("Cost", "$" + Number(m.cost_usd).toPrecision(3));
+  if (m.cost_usd) add("Cost", "$" + Number(m.cost_usd).toPrecision(3) + est);
   const fr = (done.finish_reasons || []).filter(Boolean);
   if (fr.length) add("Finish", [...new Set(fr)].join(", "));
   add("Status", done.status);
