@@ -193,17 +193,21 @@ func runCost(p preparedRun) (usd float64, tokens int64) {
 		limit = defaultOutputGuess
 	}
 	out := limit * n
-	if !priced(p) {
+	price := runner.PriceOf(p.model)
+	if price == nil {
 		return 0, int64(in + out)
 	}
-	return (float64(in)*p.model.PromptPrice + float64(out)*p.model.CompletionPrice) / 1e6, 0
+	// The output may be all reasoning, at its own price: hold the dearer.
+	return (float64(in)*price.Input + float64(out)*max(price.Output, price.Reasoning)) / 1e6, 0
 }
 
 // defaultOutputGuess is the output a run that sets no bound and whose
 // model has none is held at.
 const defaultOutputGuess = 4096
 
-func priced(p preparedRun) bool { return p.model.PromptPrice > 0 || p.model.CompletionPrice > 0 }
+// priced reports whether p's model has a price, an admin's free one
+// included: the test runs, usage and budgets share (llm.Model.Priced).
+func priced(p preparedRun) bool { return p.model.Priced() }
 
 // budgetFigure is one cap and what was spent under it this month.
 type budgetFigure struct {

@@ -683,3 +683,21 @@ func TestBudgetCountsEachPaneOfAComparison(t *testing.T) {
 		t.Errorf("two panes with room for them: %d %s", r.status, r.body)
 	}
 }
+
+// A model an admin priced at $0 is free, not unpriced: the token cap for
+// models without a price does not hold its runs, as the usage page does
+// not list it among them.
+func TestBudgetTokenCapLeavesAnAdminsFreeModel(t *testing.T) {
+	t.Parallel()
+	b := newBudgetTeam(t)
+	b.setBudgets(t, map[string]any{"token_cap": 0})
+	before := b.up.sent.Load()
+	b.wantRefused(t, b.run(t, b.bobTok, unpricedRun("unpriced")), before, "tokens", 0, 0)
+	free := map[string]any{"input": 0, "output": 0, "cached_input": 0, "reasoning": 0}
+	if a := b.srv.apiCall(t, "PUT", "/api/v1/prices/sim/sim-fast", b.adminTok, free); a.status != http.StatusOK {
+		t.Fatalf("PUT a free price: %d %s", a.status, a.body)
+	}
+	if cost, _ := b.mustRun(t, b.bobTok, unpricedRun("now free")); cost != 0 {
+		t.Errorf("a run of a free model cost %v", cost)
+	}
+}
