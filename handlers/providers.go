@@ -219,7 +219,7 @@ func (h *Handler) withAdminPrices(ctx context.Context, p Provider, models []llm.
 func (h *Handler) providerModels(ctx context.Context, user int64, p Provider) ([]llm.Model, string) {
 	models, note := h.listModels(ctx, user, p)
 	if err := h.withAdminPrices(ctx, p, models); err != nil {
-		h.log.Warn("reading the admins' prices", "err", err)
+		h.log.WarnContext(ctx, "reading the admins' prices", "err", err)
 	}
 	return models, note
 }

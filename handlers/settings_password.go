@@ -28,7 +28,7 @@ func (h *Handler) ChangePassword(c *fiber.Ctx) error {
 		return h.renderSettings(c, fiber.StatusTooManyRequests, field.Errors{"current": "Too many wrong passwords. Try again later."}, "")
 	}
 	if bcrypt.CompareHashAndPassword([]byte(u.PasswordHash), passwordInput(current)) != nil {
-		h.log.Info("password change with a wrong current password", "user", u.Username, "addr", c.IP())
+		h.log.InfoContext(ctx(c), "password change with a wrong current password", "user", u.Username, "addr", c.IP())
 		return h.renderSettings(c, fiber.StatusUnprocessableEntity, field.Errors{"current": "That is not your current password."}, "")
 	}
 	h.logins.Reset(accountKey)
@@ -39,6 +39,6 @@ func (h *Handler) ChangePassword(c *fiber.Ctx) error {
 	if err := h.store.SetPassword(ctx(c), u.ID, string(hash), session.From(c).Token); err != nil {
 		return err
 	}
-	h.log.Info("password changed", "user", u.Username)
+	h.log.InfoContext(ctx(c), "password changed", "user", u.Username)
 	return redirectWith(c, "/settings", "Your password is changed; every other session is signed out.")
 }

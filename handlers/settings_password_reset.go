@@ -32,6 +32,6 @@ func (h *Handler) CreatePasswordReset(c *fiber.Ctx) error {
 	} else if err != nil {
 		return err
 	}
-	h.log.Info("password reset link made", "by", admin.Username, "for", member.Username)
+	h.log.InfoContext(ctx(c), "password reset link made", "by", admin.Username, "for", member.Username)
 	return h.renderSettingsView(c, fiber.StatusOK, views.SettingsView{ResetURL: c.BaseURL() + "/reset/" + token, ResetFor: member.Username})
 }

@@ -330,8 +330,30 @@ func TestRequestIDInTheAnswerAndTheJSONLog(t *testing.T) {
 		t.Error("the log shows a refused request id")
 	}
 
-	// A handler's own line carries the id too: a readiness probe that
-	// fails logs why.
+	// A handler's own line carries the id too: a page's (a failed sign-in)
+	// and an API operation's (an admin setting the budgets).
+	admin := s.newClient(t)
+	admin.signUp("admin", "")
+	visitor := s.newClient(t)
+	visitor.get("/login")
+	r := visitor.post("/login", "application/x-www-form-urlencoded",
+		strings.NewReader(form("username", "admin", "password", "not the password", "_csrf", visitor.token()).Encode()),
+		http.Header{"X-Request-Id": {"signin-1"}})
+	if r.status != http.StatusUnauthorized {
+		t.Fatalf("a wrong password answered %d", r.status)
+	}
+	handlerLine(t, s.log.String(), "sign-in failed", "signin-1")
+	tok := admin.makeToken("ops", "write", nil).Token
+	a := s.apiRequest(t, http.DefaultClient, "PUT", "/api/v1/budgets", map[string]any{"team_usd": 50}, func(h http.Header) {
+		h.Set("Authorization", "Bearer "+tok)
+		h.Set("X-Request-Id", "budgets-1")
+	})
+	if a.status != http.StatusOK {
+		t.Fatalf("PUT /api/v1/budgets: %d %s", a.status, a.body)
+	}
+	handlerLine(t, s.log.String(), "budgets changed", "budgets-1")
+
+	// So does a readiness probe that fails, which logs why.
 	if err := s.store.LimitGrowth(context.Background(), 0); err != nil {
 		t.Fatal(err)
 	}
@@ -347,6 +369,19 @@ func TestRequestIDInTheAnswerAndTheJSONLog(t *testing.T) {
 		t.Errorf("the readiness failure is not logged with its request id:\n%s", s.log.String())
 	}
 	requestLine("/readyz", "probe-1")
+}
+
+// handlerLine fails the test unless log has a line msg with request_id
+// id.
+func handlerLine(t *testing.T, log, msg, id string) {
+	t.Helper()
+	lines := logLines(t, log, msg)
+	for _, l := range lines {
+		if l["request_id"] == id {
+			return
+		}
+	}
+	t.Errorf("%d %q lines in the log, none with request_id %q: %v", len(lines), msg, id, lines)
 }
 
 // /readyz is 200 while the database takes writes and 503, with the
