@@ -8,7 +8,9 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
+	"net/http/httptest"
 	"regexp"
 	"strings"
 	"sync"
@@ -19,6 +21,7 @@ import (
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
 
+	"knobs/llm/sim"
 	"knobs/logs"
 )
 
@@ -234,6 +237,54 @@ func TestMetricsCountRunsThroughTheSimulator(t *testing.T) {
 		return true
 	})
 	admin.post(fmt.Sprintf("/runs/%d/cancel", slow.ID), "application/json", strings.NewReader(`{}`), http.Header{"X-Csrf-Token": {admin.token()}})
+}
+
+// A model gets a label of its own only when Knobs knows it: on Knobs'
+// list, or named by its provider's list once Knobs has read it. A run of
+// a made-up name (anyone can type one) is counted as "other", so such
+// runs cannot push the real models out of the bounded labels.
+func TestMetricsNameOnlyModelsKnobsKnows(t *testing.T) {
+	simulator := sim.NewHandler(sim.Options{TokensPerSecond: 2000})
+	upstream := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodGet && r.URL.Path == "/v1/models" {
+			w.Header().Set("Content-Type", "application/json")
+			io.WriteString(w, `{"object":"list","data":[{"id":"sim-fast","object":"model"},{"id":"team-finetune-7","object":"model"}]}`)
+			return
+		}
+		simulator.ServeHTTP(w, r)
+	}))
+	t.Cleanup(upstream.Close)
+	s, admin := newTeam(t, withSim(upstreamConfig(upstream)), withEnv("KNOBS_METRICS_ADDR", "127.0.0.1:0"))
+	run := func(model string) {
+		t.Helper()
+		r, started := admin.postRun(`{"provider":"sim","endpoint":"chat","body":{"model":"` + model + `","messages":[{"role":"user","content":"Name a river"}],"max_completion_tokens":5}}`)
+		if r.status != http.StatusCreated {
+			t.Fatalf("POST /runs with model %s = %d %s", model, r.status, r.body)
+		}
+		admin.readEvents(started.Events, 0, nil)
+	}
+	run("made-up-model-1")
+	run("team-finetune-7") // the provider's list is not read yet
+	run("sim-fast")
+	tok := admin.makeToken("ops", "read", nil).Token
+	if a := s.apiCall(t, "GET", "/api/v1/providers", tok, nil); a.status != http.StatusOK || !strings.Contains(a.body, "team-finetune-7") {
+		t.Fatalf("GET /api/v1/providers: %d %s", a.status, a.body)
+	}
+	run("team-finetune-7")
+	run("made-up-model-2")
+
+	_, m := scrape(t, s.metricsURL, "")
+	wantValue(t, m, 3, "knobs_runs_started_total", "provider", "sim", "model", "other")
+	wantValue(t, m, 1, "knobs_runs_started_total", "provider", "sim", "model", "team-finetune-7")
+	wantValue(t, m, 1, "knobs_runs_started_total", "provider", "sim", "model", "sim-fast")
+	wantValue(t, m, 3, "knobs_runs_finished_total", "provider", "sim", "model", "other")
+	for _, name := range []string{"knobs_runs_started_total", "knobs_runs_finished_total", "knobs_tokens_total", "knobs_cost_usd_total"} {
+		for _, sr := range series(m, name) {
+			if strings.HasPrefix(label(sr, "model"), "made-up") {
+				t.Errorf("%s has a series for the made-up model %q", name, label(sr, "model"))
+			}
+		}
+	}
 }
 
 // The main port has no /metrics unless KNOBS_METRICS_TOKEN is set, and
