@@ -9,9 +9,15 @@ import (
 )
 
 // ChangePassword sets a new password once the current one is proved, and
-// signs the user out of every other session.
+// signs the user out of every other session. An account single sign-on
+// made has no password, and gets none this way: it stays one its identity
+// provider alone lets in, so that someone switched off there cannot keep
+// a way in here (an admin's reset link can give it one).
 func (h *Handler) ChangePassword(c *fiber.Ctx) error {
 	u, _ := CurrentUser(c)
+	if u.PasswordHash == "" {
+		return fiber.NewError(fiber.StatusConflict, "You sign in with "+h.ssoName()+": your account has no password to change.")
+	}
 	current, password, password2 := c.FormValue("current"), c.FormValue("password"), c.FormValue("password2")
 	errs := field.Errors{}
 	checkNewPassword(errs, password, password2)

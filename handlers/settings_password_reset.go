@@ -12,6 +12,9 @@ import (
 // CreatePasswordReset makes a one-time link with which a member who
 // forgot their password sets a new one; an admin hands it over.
 func (h *Handler) CreatePasswordReset(c *fiber.Ctx) error {
+	if !h.cfg.PasswordLogin {
+		return fiber.NewError(fiber.StatusConflict, "Password sign-in is switched off on this Knobs, so a password reset link would let nobody in: members sign in with "+h.ssoName()+".")
+	}
 	admin, _ := CurrentUser(c)
 	id, err := pathID(c, "member")
 	if err != nil {
