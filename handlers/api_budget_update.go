@@ -30,7 +30,7 @@ func (h *Handler) UpdateAPIBudgets(ctx context.Context, in *UpdateBudgetsInput) 
 	if err := h.store.SaveBudgets(ctx, b, h.now()); err != nil {
 		return nil, err
 	}
-	h.log.Info("budgets changed", "by", u.ID)
+	h.log.InfoContext(ctx, "budgets changed", "by", u.ID)
 	a, err := h.budgetsAnswer(ctx, u)
 	if err != nil {
 		return nil, err

@@ -150,7 +150,7 @@ func (h *Handler) setPrice(ctx context.Context, u db.User, provider, model strin
 	if err := h.store.SetModelPrice(ctx, mp); err != nil {
 		return PriceItem{}, nil, err
 	}
-	h.log.Info("price set", "provider", p.ID, "model", model, "admin", u.ID)
+	h.log.InfoContext(ctx, "price set", "provider", p.ID, "model", model, "admin", u.ID)
 	return priceItem(p.ID, withAdminPrice(modelInfo(p, model), mp), &mp), nil, nil
 }
 
@@ -163,7 +163,7 @@ func (h *Handler) removePrice(ctx context.Context, u db.User, provider, model st
 	if err := h.store.RemoveModelPrice(ctx, provider, model); err != nil {
 		return err
 	}
-	h.log.Info("price removed", "provider", provider, "model", model, "admin", u.ID)
+	h.log.InfoContext(ctx, "price removed", "provider", provider, "model", model, "admin", u.ID)
 	return nil
 }
 

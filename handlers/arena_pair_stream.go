@@ -15,6 +15,7 @@ import (
 
 	"knobs/arena"
 	"knobs/db"
+	"knobs/logs"
 	"knobs/runner"
 	"knobs/web/sse"
 )
@@ -55,15 +56,18 @@ func (h *Handler) streamPair(c *fiber.Ctx, a db.Arena, cs []db.ArenaContestant, 
 	}
 	f := newPairFeed(m, arenaHeldWords(terms))
 	done := make(chan struct{})
+	// The pair is made in the background; what it logs carries this
+	// request's id.
+	bg := logs.WithRequestID(h.background, logs.RequestID(ctx(c)))
 	h.goBackground(func() {
 		defer close(done)
-		p, err := h.drawPair(h.background, a, cs, voter, mine, all, f.watch)
+		p, err := h.drawPair(bg, a, cs, voter, mine, all, f.watch)
 		// The answers' last words, read from their finished runs: the
 		// stream shows each answer whole before the pair.
 		f.read()
 		if err == nil {
 			var out PairAnswer
-			if out, err = h.pairAnswer(h.background, a, cs, p, false); err == nil {
+			if out, err = h.pairAnswer(bg, a, cs, p, false); err == nil {
 				out.Votes = tally
 				f.end("pair", out)
 				return
@@ -71,7 +75,7 @@ func (h *Handler) streamPair(c *fiber.Ctx, a db.Arena, cs []db.ArenaContestant, 
 		}
 		var pr *Problem
 		if !errors.As(err, &pr) {
-			h.log.Error("making a speed demo's pair", "arena", a.ID, "err", err)
+			h.log.ErrorContext(bg, "making a speed demo's pair", "arena", a.ID, "err", err)
 			pr = &Problem{Status: fiber.StatusInternalServerError, Message: "Knobs could not make this pair; try again."}
 		}
 		f.end("problem", fiber.Map{"status": pr.Status, "error": pr.Message})

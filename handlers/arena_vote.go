@@ -368,7 +368,7 @@ func (h *Handler) liveAnswers(ctx context.Context, a db.Arena, cs []db.ArenaCont
 				failed[i] = true
 			}
 			if err := h.store.AddArenaSpend(bg, a.ID, cost-charged[i]); err != nil {
-				h.log.Error("settling an arena's spend", "arena", a.ID, "err", err)
+				h.log.ErrorContext(ctx, "settling an arena's spend", "arena", a.ID, "err", err)
 			}
 		}()
 	}
@@ -431,7 +431,7 @@ func (h *Handler) arenaWithinBudget(ctx context.Context, a db.Arena, cs []db.Are
 		return err
 	}
 	if refused != nil {
-		h.log.Info("a live arena's answer refused by a budget", "arena", a.ID, "scope", refused.Scope)
+		h.log.InfoContext(ctx, "a live arena's answer refused by a budget", "arena", a.ID, "scope", refused.Scope)
 		return &Problem{Status: fiber.StatusPaymentRequired, Message: "This arena cannot generate more answers now: its budget for this month is used up. Pairs already made can still be voted on."}
 	}
 	return nil

@@ -61,7 +61,7 @@ func (h *Handler) Login(c *fiber.Ctx) error {
 		return err
 	}
 	if bcrypt.CompareHashAndPassword(hash, passwordInput(password)) != nil || err != nil {
-		h.log.Info("sign-in failed", "username", username, "addr", c.IP())
+		h.log.InfoContext(ctx(c), "sign-in failed", "username", username, "addr", c.IP())
 		form.Error = "Wrong username or password."
 		return Render(c, fiber.StatusUnauthorized, views.LoginPage(form))
 	}

@@ -35,7 +35,7 @@ func (h *Handler) FinishSSO(c *fiber.Ctx) error {
 		return errSSO(fiber.StatusBadRequest, "This sign-in did not start in this browser, or took longer than 10 minutes.")
 	}
 	if subtle.ConstantTimeCompare([]byte(c.Query("state")), []byte(f.State)) != 1 {
-		h.log.Warn("single sign-on refused: the answer's state is not this browser's", "addr", c.IP())
+		h.log.WarnContext(ctx(c), "single sign-on refused: the answer's state is not this browser's", "addr", c.IP())
 		return errSSO(fiber.StatusBadRequest, "The answer from the identity provider does not belong to the sign-in this browser started (its state differs).")
 	}
 	if e := c.Query("error"); e != "" {
@@ -43,7 +43,7 @@ func (h *Handler) FinishSSO(c *fiber.Ctx) error {
 		if d := c.Query("error_description"); d != "" {
 			msg += ": " + d
 		}
-		h.log.Info("single sign-on refused by the identity provider", "error", clipProvider(e), "addr", c.IP())
+		h.log.InfoContext(ctx(c), "single sign-on refused by the identity provider", "error", clipProvider(e), "addr", c.IP())
 		return errSSO(fiber.StatusForbidden, "The identity provider did not sign you in: "+clipProvider(msg)+".")
 	}
 	code := c.Query("code")
@@ -52,21 +52,21 @@ func (h *Handler) FinishSSO(c *fiber.Ctx) error {
 	}
 	p, verifier, err := s.discover(ctx(c))
 	if err != nil {
-		h.log.Error("single sign-on: the identity provider's discovery document could not be read", "issuer", s.cfg.Issuer, "err", err)
+		h.log.ErrorContext(ctx(c), "single sign-on: the identity provider's discovery document could not be read", "issuer", s.cfg.Issuer, "err", err)
 		return fiber.NewError(fiber.StatusBadGateway, "Knobs cannot reach the identity provider right now. Try again in a minute, or tell an admin if it goes on.")
 	}
 	tok, err := s.oauth(p).Exchange(s.ctx(c), code, oauth2.VerifierOption(f.Verifier))
 	if err != nil {
 		var re *oauth2.RetrieveError
 		if errors.As(err, &re) && re.ErrorCode != "" {
-			h.log.Warn("single sign-on: the identity provider refused the code", "error", re.ErrorCode, "status", re.Response.StatusCode)
+			h.log.WarnContext(ctx(c), "single sign-on: the identity provider refused the code", "error", re.ErrorCode, "status", re.Response.StatusCode)
 			msg := re.ErrorCode
 			if re.ErrorDescription != "" {
 				msg += ": " + re.ErrorDescription
 			}
 			return errSSO(fiber.StatusBadGateway, "The identity provider did not accept the sign-in code: "+clipProvider(msg)+".")
 		}
-		h.log.Error("single sign-on: exchanging the code failed", "err", err)
+		h.log.ErrorContext(ctx(c), "single sign-on: exchanging the code failed", "err", err)
 		return errSSO(fiber.StatusBadGateway, "Knobs could not complete the sign-in with the identity provider.")
 	}
 	raw, _ := tok.Extra("id_token").(string)
@@ -75,11 +75,11 @@ func (h *Handler) FinishSSO(c *fiber.Ctx) error {
 	}
 	idt, err := verifier.Verify(s.ctx(c), raw)
 	if err != nil {
-		h.log.Warn("single sign-on refused: the ID token did not verify", "err", err, "addr", c.IP())
+		h.log.WarnContext(ctx(c), "single sign-on refused: the ID token did not verify", "err", err, "addr", c.IP())
 		return errSSO(fiber.StatusUnauthorized, ssoFailure(err))
 	}
 	if subtle.ConstantTimeCompare([]byte(idt.Nonce), []byte(f.Nonce)) != 1 {
-		h.log.Warn("single sign-on refused: the ID token's nonce is not this sign-in's", "addr", c.IP())
+		h.log.WarnContext(ctx(c), "single sign-on refused: the ID token's nonce is not this sign-in's", "addr", c.IP())
 		return errSSO(fiber.StatusUnauthorized, "The sign-in token does not belong to the sign-in this browser started (its nonce differs).")
 	}
 	var all map[string]json.RawMessage
@@ -182,11 +182,11 @@ func (h *Handler) ssoSignIn(c *fiber.Ctx, u db.User, id db.Identity, admin bool,
 		if u.Role != want {
 			switch err := h.store.SetUserRole(ctx(c), u.ID, want, ""); {
 			case errors.Is(err, db.ErrLastAdmin):
-				h.log.Warn("single sign-on: the last admin is outside the admin group and stays admin", "user", u.Username, "group", h.cfg.OIDC.AdminGroup)
+				h.log.WarnContext(ctx(c), "single sign-on: the last admin is outside the admin group and stays admin", "user", u.Username, "group", h.cfg.OIDC.AdminGroup)
 			case err != nil:
 				return err
 			default:
-				h.log.Info("single sign-on: role set by the admin group", "user", u.Username, "role", want)
+				h.log.InfoContext(ctx(c), "single sign-on: role set by the admin group", "user", u.Username, "role", want)
 			}
 		}
 	}

@@ -59,7 +59,7 @@ func (h *Handler) LinkAccount(c *fiber.Ctx) error {
 		return Render(c, fiber.StatusTooManyRequests, views.LinkPage(f))
 	}
 	if bcrypt.CompareHashAndPassword([]byte(u.PasswordHash), passwordInput(password)) != nil {
-		h.log.Info("linking a single sign-on identity failed: wrong password", "username", u.Username, "addr", c.IP())
+		h.log.InfoContext(ctx(c), "linking a single sign-on identity failed: wrong password", "username", u.Username, "addr", c.IP())
 		f.Error = "Wrong password."
 		return Render(c, fiber.StatusUnauthorized, views.LinkPage(f))
 	}
@@ -84,7 +84,7 @@ func (h *Handler) LinkAccount(c *fiber.Ctx) error {
 		return err
 	}
 	h.sso.clearCookie(c, linkCookie)
-	h.log.Info("single sign-on identity linked to an account", "user", u.Username)
+	h.log.InfoContext(ctx(c), "single sign-on identity linked to an account", "user", u.Username)
 	session.From(c).SetFlash("Your account is linked: sign in with " + h.cfg.OIDC.Name + " from now on.")
 	return h.ssoSignIn(c, u, id, l.Admin, l.Next)
 }

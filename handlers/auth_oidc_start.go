@@ -18,7 +18,7 @@ func (h *Handler) StartSSO(c *fiber.Ctx) error {
 	}
 	p, _, err := s.discover(ctx(c))
 	if err != nil {
-		h.log.Error("single sign-on: the identity provider's discovery document could not be read", "issuer", s.cfg.Issuer, "err", err)
+		h.log.ErrorContext(ctx(c), "single sign-on: the identity provider's discovery document could not be read", "issuer", s.cfg.Issuer, "err", err)
 		return fiber.NewError(fiber.StatusBadGateway, "Knobs cannot reach the identity provider right now. Try again in a minute, or tell an admin if it goes on.")
 	}
 	f := flow{State: randomToken(), Nonce: randomToken(), Verifier: oauth2.GenerateVerifier(), Next: safeNext(c.Query("next"))}

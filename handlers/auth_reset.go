@@ -65,7 +65,7 @@ func (h *Handler) ResetPassword(c *fiber.Ctx) error {
 	case err != nil:
 		return err
 	}
-	h.log.Info("password reset with a link", "user", u.Username)
+	h.log.InfoContext(ctx(c), "password reset with a link", "user", u.Username)
 	h.logins.Reset(loginKey(u.Username))
 	if err := h.signIn(c, u.ID); err != nil {
 		return err

@@ -120,7 +120,7 @@ func (h *Handler) Signup(c *fiber.Ctx) error {
 	case err != nil:
 		return err
 	}
-	h.log.Info("account created", "user", u.Username, "role", u.Role)
+	h.log.InfoContext(ctx(c), "account created", "user", u.Username, "role", u.Role)
 	if err := h.signIn(c, u.ID); err != nil {
 		return err
 	}

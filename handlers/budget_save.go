@@ -43,7 +43,7 @@ func (h *Handler) SaveBudgets(c *fiber.Ctx) error {
 	if err := h.store.SaveBudgets(ctx(c), b, h.now()); err != nil {
 		return err
 	}
-	h.log.Info("budgets changed", "by", u.ID)
+	h.log.InfoContext(ctx(c), "budgets changed", "by", u.ID)
 	return redirectWith(c, "/settings#budgets", "The budgets are saved; they apply from the next run.")
 }
 

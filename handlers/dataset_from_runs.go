@@ -72,7 +72,7 @@ func (h *Handler) CreateDatasetFromRuns(c *fiber.Ctx) error {
 		} else if err != nil {
 			return err
 		}
-		line, err := json.Marshal(runRow(h.readRunLogged(u.ID, run)))
+		line, err := json.Marshal(runRow(h.readRunLogged(ctx(c), u.ID, run)))
 		if err != nil {
 			return err
 		}

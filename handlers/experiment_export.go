@@ -68,7 +68,9 @@ func (h *Handler) ExportExperiment(c *fiber.Ctx) error {
 		c.Set(fiber.HeaderContentDisposition, `attachment; filename="`+name+`.jsonl"`)
 	}
 	c.Set(fiber.HeaderCacheControl, "no-store")
-	store, log, user := h.store, h.log, u.ID // the ctx must not be touched inside the writer
+	// The fiber ctx must not be touched inside the writer; its request's
+	// context (the id the log lines carry) may.
+	store, log, logCtx, user := h.store, h.log, ctx(c), u.ID
 	c.Context().SetBodyStreamWriter(func(w *bufio.Writer) {
 		defer exports.give(key)
 		readCtx, cancel := context.WithTimeout(context.Background(), exportTimeout)
@@ -97,7 +99,7 @@ func (h *Handler) ExportExperiment(c *fiber.Ctx) error {
 			}
 		}()
 		if err != nil {
-			log.Error("export of an experiment ended early", "experiment", id, "err", err)
+			log.ErrorContext(logCtx, "export of an experiment ended early", "experiment", id, "err", err)
 		}
 	})
 	return nil

@@ -89,7 +89,9 @@ func (h *Handler) ExportRuns(c *fiber.Ctx) error {
 	c.Set(fiber.HeaderContentType, "application/x-ndjson")
 	c.Set(fiber.HeaderContentDisposition, `attachment; filename="knobs-runs-`+time.Now().Format("20060102")+`.jsonl"`)
 	c.Set(fiber.HeaderCacheControl, "no-store")
-	store, log, user := h.store, h.log, u.ID // the ctx must not be touched inside the writer
+	// The fiber ctx must not be touched inside the writer; its request's
+	// context (the id the log lines carry) may.
+	store, log, logCtx, user := h.store, h.log, ctx(c), u.ID
 	c.Context().SetBodyStreamWriter(func(w *bufio.Writer) {
 		// fasthttp runs the writer whatever becomes of the client, so the
 		// place is always given back.
@@ -104,7 +106,7 @@ func (h *Handler) ExportRuns(c *fiber.Ctx) error {
 		}
 		if err != nil {
 			// Too late for an error status: the download ends short.
-			log.Error("export of runs ended early", "user", user, "err", err)
+			log.ErrorContext(logCtx, "export of runs ended early", "user", user, "err", err)
 		}
 	})
 	return nil

@@ -101,7 +101,15 @@ type clients struct {
 	// read, by provider id and model id, so that a run is priced as the
 	// listing says without asking the provider again.
 	listed map[[2]string]llm.Model
+	// named holds the ids the providers' own lists named, by provider id,
+	// at most maxNamedModels each: a model a list named is one the
+	// provider serves, which the metrics count under its own name.
+	named map[string]map[string]struct{}
 }
+
+// maxNamedModels bounds the model ids kept of one provider's lists; an
+// aggregator lists a few hundred.
+const maxNamedModels = 5000
 
 type clientEntry struct {
 	client  *llm.Client
@@ -153,14 +161,20 @@ func modelInfo(p Provider, id string) llm.Model {
 // pricedModel is modelInfo with the price in force for the model: an
 // admin's when one is set, else the provider's own list's as last read,
 // else Knobs' built-in list's. Runs, the playground's and experiments'
-// estimates and arenas' budgets all price through it.
+// estimates and arenas' budgets all price through it. Its Source is
+// "api" when the provider's list named it, "fallback" when only Knobs'
+// built-in list has it, and "" for a name neither knows.
 func (h *Handler) pricedModel(ctx context.Context, p Provider, id string) (llm.Model, error) {
 	m := modelInfo(p, id)
 	h.clients.mu.Lock()
 	listed, ok := h.clients.listed[[2]string{p.ID, id}]
+	_, named := h.clients.named[p.ID][id]
 	h.clients.mu.Unlock()
 	if ok {
 		m.PromptPrice, m.CompletionPrice, m.CachedPrice, m.ReasoningPrice = listed.PromptPrice, listed.CompletionPrice, listed.CachedPrice, listed.ReasoningPrice
+	}
+	if named {
+		m.Source = "api"
 	}
 	mp, err := h.store.ModelPrice(ctx, p.ID, id)
 	switch {
@@ -179,14 +193,26 @@ func withAdminPrice(m llm.Model, mp db.ModelPrice) llm.Model {
 	return m
 }
 
-// rememberListed keeps the prices of p's own model list.
+// rememberListed keeps the prices of p's own model list, and the ids it
+// names.
 func (h *Handler) rememberListed(p Provider, models []llm.Model) {
 	h.clients.mu.Lock()
 	defer h.clients.mu.Unlock()
 	if h.clients.listed == nil {
 		h.clients.listed = map[[2]string]llm.Model{}
 	}
+	if h.clients.named == nil {
+		h.clients.named = map[string]map[string]struct{}{}
+	}
+	named := h.clients.named[p.ID]
+	if named == nil {
+		named = map[string]struct{}{}
+		h.clients.named[p.ID] = named
+	}
 	for _, m := range models {
+		if m.Source == "api" && len(named) < maxNamedModels {
+			named[m.ID] = struct{}{}
+		}
 		// A list is bounded by the model-list reader's 8 MB cap.
 		if m.Priced() && m.Source == "api" {
 			h.clients.listed[[2]string{p.ID, m.ID}] = m
@@ -219,7 +245,7 @@ func (h *Handler) withAdminPrices(ctx context.Context, p Provider, models []llm.
 func (h *Handler) providerModels(ctx context.Context, user int64, p Provider) ([]llm.Model, string) {
 	models, note := h.listModels(ctx, user, p)
 	if err := h.withAdminPrices(ctx, p, models); err != nil {
-		h.log.Warn("reading the admins' prices", "err", err)
+		h.log.WarnContext(ctx, "reading the admins' prices", "err", err)
 	}
 	return models, note
 }

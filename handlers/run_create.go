@@ -246,7 +246,7 @@ func (h *Handler) launchRun(ctx context.Context, user int64, p preparedRun, grou
 		if _, err := h.store.Preset(ctx, user, presetID); err != nil {
 			presetID = 0
 		} else {
-			go h.touchPreset(user, presetID)
+			go h.touchPreset(context.WithoutCancel(ctx), user, presetID)
 		}
 	}
 	row := db.Run{
@@ -264,12 +264,13 @@ func (h *Handler) launchRun(ctx context.Context, user int64, p preparedRun, grou
 	return run, nil
 }
 
-// touchPreset marks a preset used, for the list's order.
-func (h *Handler) touchPreset(user, id int64) {
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+// touchPreset marks a preset used, for the list's order. ctx is the
+// run's request's, which the write outlives: it carries the request id.
+func (h *Handler) touchPreset(ctx context.Context, user, id int64) {
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
 	if err := h.store.TouchPreset(ctx, user, id); err != nil {
-		h.log.Warn("marking a preset used", "preset", id, "err", err)
+		h.log.WarnContext(ctx, "marking a preset used", "preset", id, "err", err)
 	}
 }
 

@@ -7,6 +7,7 @@ import (
 	"github.com/gofiber/fiber/v2"
 
 	"knobs/db"
+	"knobs/logs"
 	"knobs/runner"
 	"knobs/web/sse"
 )
@@ -16,7 +17,13 @@ import (
 // stream goes through here, so the metrics count listeners here.
 func (h *Handler) serveEvents(c *fiber.Ctx, src sse.Source, after int, leave func()) error {
 	closed := h.metrics.ListenerOpened()
-	return sse.Serve(c, src, after, func() { closed(); leave() }, sse.Options{WriteTimeout: h.cfg.StreamWriteTimeout, Log: h.log})
+	// sse.Serve logs without the request's context (its writer outlives
+	// the fiber ctx), so its logger carries the request id itself.
+	log := h.log
+	if id := logs.RequestID(ctx(c)); id != "" {
+		log = log.With("request_id", id)
+	}
+	return sse.Serve(c, src, after, func() { closed(); leave() }, sse.Options{WriteTimeout: h.cfg.StreamWriteTimeout, Log: log})
 }
 
 // RunEvents streams a run's events as SSE. A reconnect with Last-Event-ID

@@ -2,6 +2,7 @@ package handlers
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"maps"
@@ -30,7 +31,7 @@ func (h *Handler) ShowRunPage(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	v := h.runView(h.readRunLogged(u.ID, run))
+	v := h.runView(h.readRunLogged(ctx(c), u.ID, run))
 	v.Page = h.page(c, fmt.Sprintf("Run %d", run.ID), "history")
 	shares, err := h.store.Shares(ctx(c), u.ID, db.ShareRun, run.ID)
 	if err != nil {
@@ -55,10 +56,10 @@ func (h *Handler) ShowRunPage(c *fiber.Ctx) error {
 // readRunLogged reads a stored run for a page, which shows what can be
 // read of a run with a broken column rather than nothing, and logs the
 // rest.
-func (h *Handler) readRunLogged(user int64, run db.Run) storedRun {
+func (h *Handler) readRunLogged(ctx context.Context, user int64, run db.Run) storedRun {
 	sr, err := h.readRun(user, run)
 	if err != nil {
-		h.log.Error("reading a stored run", "run", run.ID, "err", err)
+		h.log.ErrorContext(ctx, "reading a stored run", "run", run.ID, "err", err)
 	}
 	return sr
 }

@@ -28,7 +28,7 @@ func (h *Handler) RemoveMember(c *fiber.Ctx) error {
 	}
 	// Their live runs stop: no one may read them, and their rows are gone.
 	if n := h.runner.CancelUser(id); n > 0 {
-		h.log.Info("stopped the runs of a removed member", "user", id, "runs", n)
+		h.log.InfoContext(ctx(c), "stopped the runs of a removed member", "user", id, "runs", n)
 	}
 	return redirectWith(c, "/settings", "Removed the member.")
 }

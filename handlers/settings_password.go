@@ -9,9 +9,15 @@ import (
 )
 
 // ChangePassword sets a new password once the current one is proved, and
-// signs the user out of every other session.
+// signs the user out of every other session. An account single sign-on
+// made has no password, and gets none this way: it stays one its identity
+// provider alone lets in, so that someone switched off there cannot keep
+// a way in here (an admin's reset link can give it one).
 func (h *Handler) ChangePassword(c *fiber.Ctx) error {
 	u, _ := CurrentUser(c)
+	if u.PasswordHash == "" {
+		return fiber.NewError(fiber.StatusConflict, "You sign in with "+h.ssoName()+": your account has no password to change.")
+	}
 	current, password, password2 := c.FormValue("current"), c.FormValue("password"), c.FormValue("password2")
 	errs := field.Errors{}
 	checkNewPassword(errs, password, password2)
@@ -28,7 +34,7 @@ func (h *Handler) ChangePassword(c *fiber.Ctx) error {
 		return h.renderSettings(c, fiber.StatusTooManyRequests, field.Errors{"current": "Too many wrong passwords. Try again later."}, "")
 	}
 	if bcrypt.CompareHashAndPassword([]byte(u.PasswordHash), passwordInput(current)) != nil {
-		h.log.Info("password change with a wrong current password", "user", u.Username, "addr", c.IP())
+		h.log.InfoContext(ctx(c), "password change with a wrong current password", "user", u.Username, "addr", c.IP())
 		return h.renderSettings(c, fiber.StatusUnprocessableEntity, field.Errors{"current": "That is not your current password."}, "")
 	}
 	h.logins.Reset(accountKey)
@@ -39,6 +45,6 @@ func (h *Handler) ChangePassword(c *fiber.Ctx) error {
 	if err := h.store.SetPassword(ctx(c), u.ID, string(hash), session.From(c).Token); err != nil {
 		return err
 	}
-	h.log.Info("password changed", "user", u.Username)
+	h.log.InfoContext(ctx(c), "password changed", "user", u.Username)
 	return redirectWith(c, "/settings", "Your password is changed; every other session is signed out.")
 }

@@ -12,6 +12,9 @@ import (
 // CreatePasswordReset makes a one-time link with which a member who
 // forgot their password sets a new one; an admin hands it over.
 func (h *Handler) CreatePasswordReset(c *fiber.Ctx) error {
+	if !h.cfg.PasswordLogin {
+		return fiber.NewError(fiber.StatusConflict, "Password sign-in is switched off on this Knobs, so a password reset link would let nobody in: members sign in with "+h.ssoName()+".")
+	}
 	admin, _ := CurrentUser(c)
 	id, err := pathID(c, "member")
 	if err != nil {
@@ -32,6 +35,6 @@ func (h *Handler) CreatePasswordReset(c *fiber.Ctx) error {
 	} else if err != nil {
 		return err
 	}
-	h.log.Info("password reset link made", "by", admin.Username, "for", member.Username)
+	h.log.InfoContext(ctx(c), "password reset link made", "by", admin.Username, "for", member.Username)
 	return h.renderSettingsView(c, fiber.StatusOK, views.SettingsView{ResetURL: c.BaseURL() + "/reset/" + token, ResetFor: member.Username})
 }

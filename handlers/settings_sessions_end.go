@@ -13,7 +13,7 @@ func (h *Handler) SignOutEverywhere(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	h.log.Info("signed out everywhere", "user", u.Username, "sessions", n)
+	h.log.InfoContext(ctx(c), "signed out everywhere", "user", u.Username, "sessions", n)
 	s := session.From(c)
 	s.SignOut()
 	s.SetFlash("You are signed out on every device.")

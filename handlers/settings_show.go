@@ -1,6 +1,7 @@
 package handlers
 
 import (
+	"cmp"
 	"time"
 
 	"github.com/gofiber/fiber/v2"
@@ -25,6 +26,12 @@ func (h *Handler) keyedProviders(c *fiber.Ctx) ([]Provider, error) {
 		}
 	}
 	return keyed, nil
+}
+
+// ssoName is the identity provider's name as pages say it ("Sign in
+// with <name>"), for accounts single sign-on made.
+func (h *Handler) ssoName() string {
+	return cmp.Or(h.cfg.OIDC.Name, "single sign-on")
 }
 
 // settingsTokensMax bounds the API tokens Settings lists (the API pages
@@ -76,6 +83,9 @@ func (h *Handler) renderSettingsView(c *fiber.Ctx, status int, v views.SettingsV
 		return "no key: runs will fail until one is set"
 	}
 	v.Page = h.page(c, "Settings", "settings")
+	if u.PasswordHash == "" {
+		v.SignInWith = h.ssoName()
+	}
 	if v.Sessions, err = h.store.CountUserSessions(ctx(c), u.ID); err != nil {
 		return err
 	}
@@ -114,7 +124,7 @@ func (h *Handler) renderSettingsView(c *fiber.Ctx, status int, v views.SettingsV
 
 func (h *Handler) adminView(c *fiber.Ctx, refs []Provider, teamBy map[string]db.ProviderKey, using func(Provider) string, budgetForm map[string]string) (*views.AdminView, error) {
 	u, _ := CurrentUser(c)
-	a := &views.AdminView{}
+	a := &views.AdminView{PasswordResets: h.cfg.PasswordLogin}
 	for _, p := range refs {
 		k := teamBy[p.ID]
 		a.TeamKeys = append(a.TeamKeys, views.KeyRow{Provider: p.ID, Name: p.Name, Last4: k.Last4, Stored: k.Sealed != nil, Using: teamUsing(k, p)})

@@ -20,7 +20,7 @@ func (h *Handler) ShowSharedRun(c *fiber.Ctx) error {
 	if share.Audience == db.ShareTeam && !signedIn {
 		return c.Redirect("/login?next="+url.QueryEscape(c.OriginalURL()), fiber.StatusSeeOther)
 	}
-	v := h.runView(h.readRunLogged(share.OwnerID, run))
+	v := h.runView(h.readRunLogged(ctx(c), share.OwnerID, run))
 	v.Page = h.page(c, "Shared run", "")
 	v.Shared, v.ShareToken, v.CanOpen = true, share.Token, signedIn
 	v.Note, v.Starred = "", false // the owner's own notes stay theirs

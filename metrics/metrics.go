@@ -21,15 +21,19 @@ import (
 )
 
 // MaxModels is how many distinct model names get a label value of their
-// own; later ones are counted as Other. A custom endpoint's model is
-// whatever a user typed, and each label value is a series Prometheus keeps.
+// own; later ones are counted as Other. Only a model Knobs knows (its
+// provider's list named it, or Knobs' built-in list has it) gets one at
+// all: a model's name is whatever a user typed, and each label value is a
+// series Prometheus keeps, so names typed at random must not take the
+// places of the models people use.
 const MaxModels = 200
 
 // MaxProviders bounds the provider label values the same way; providers
 // are Knobs' own and those an admin adds, far fewer in practice.
 const MaxProviders = 50
 
-// Other is the label value of a model or provider past its bound.
+// Other is the label value of a model Knobs does not know, and of a model
+// or provider past its bound.
 const Other = "other"
 
 // maxLabelLen is the longest model or provider name kept as a label value.
@@ -149,19 +153,22 @@ func (m *Metrics) Registry() *prometheus.Registry {
 	return m.reg
 }
 
-// RunStarted counts a run that starts streaming.
-func (m *Metrics) RunStarted(provider, model string) {
+// RunStarted counts a run that starts streaming; known says whether
+// Knobs knows its model (see MaxModels).
+func (m *Metrics) RunStarted(provider, model string, known bool) {
 	if m == nil {
 		return
 	}
-	m.runsStarted.WithLabelValues(m.providers.value(provider), m.models.value(model)).Inc()
+	m.runsStarted.WithLabelValues(m.providers.value(provider), m.modelValue(model, known)).Inc()
 	m.liveRuns.Inc()
 }
 
 // RunEnd is how a run ended, as RunFinished counts it.
 type RunEnd struct {
 	Provider, Model string
-	Status          string // as stored: done, error, cancelled, interrupted
+	// KnownModel says whether Knobs knows the model (see MaxModels).
+	KnownModel bool
+	Status     string // as stored: done, error, cancelled, interrupted
 	// ErrorKind is what ended it in error ("" when nothing did), and
 	// ErrorStatus the upstream's HTTP status, if it answered one.
 	ErrorKind   string
@@ -180,7 +187,7 @@ func (m *Metrics) RunFinished(e RunEnd) {
 	if m == nil {
 		return
 	}
-	provider, model := m.providers.value(e.Provider), m.models.value(e.Model)
+	provider, model := m.providers.value(e.Provider), m.modelValue(e.Model, e.KnownModel)
 	m.liveRuns.Dec()
 	m.runsFinished.WithLabelValues(provider, model, e.Status).Inc()
 	if e.ErrorKind != "" {
@@ -278,6 +285,15 @@ func (m *Metrics) ReadyProbe(ok bool) {
 		result = "error"
 	}
 	m.readyProbes.WithLabelValues(result).Inc()
+}
+
+// modelValue is a model's label value: Other for a model Knobs does not
+// know, else its name within the bound.
+func (m *Metrics) modelValue(name string, known bool) string {
+	if !known && name != "" {
+		return Other
+	}
+	return m.models.value(name)
 }
 
 // capped hands out label values: the first max distinct names as they

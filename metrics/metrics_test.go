@@ -37,18 +37,48 @@ func gather(t *testing.T, m *metrics.Metrics, name string) map[string]*dto.Metri
 	return out
 }
 
-// A custom endpoint's model is user text: past MaxModels distinct names,
-// runs are counted under "other", so the series stay bounded, and the
-// names seen first keep their own.
+// A model's name is user text: a name Knobs does not know is counted as
+// "other", however many runs came first, so runs of made-up names take
+// no model's label; a real one keeps its own.
+func TestUnknownModelsAreOther(t *testing.T) {
+	m := metrics.New()
+	for i := range metrics.MaxModels + 50 {
+		m.RunStarted("sim", fmt.Sprintf("made-up-%d", i), false)
+		m.RunFinished(metrics.RunEnd{Provider: "sim", Model: fmt.Sprintf("made-up-%d", i), Status: "error", ErrorKind: "client", ErrorStatus: 404})
+	}
+	m.RunStarted("sim", "sim-fast", true)
+	m.RunFinished(metrics.RunEnd{Provider: "sim", Model: "sim-fast", KnownModel: true, Status: "done", OutputTokens: 9})
+	started := gather(t, m, "knobs_runs_started_total")
+	if len(started) != 2 {
+		t.Errorf("%d series of runs started, want sim-fast and other: %v", len(started), started)
+	}
+	if got := started["model=other,provider=sim"].GetCounter().GetValue(); got != metrics.MaxModels+50 {
+		t.Errorf("other counted %v, want %d", got, metrics.MaxModels+50)
+	}
+	if got := started["model=sim-fast,provider=sim"].GetCounter().GetValue(); got != 1 {
+		t.Errorf("sim-fast counted %v, want 1", got)
+	}
+	finished := gather(t, m, "knobs_runs_finished_total")
+	if got := finished["model=other,provider=sim,status=error"].GetCounter().GetValue(); got != metrics.MaxModels+50 {
+		t.Errorf("other finished %v, want %d", got, metrics.MaxModels+50)
+	}
+	if got := gather(t, m, "knobs_tokens_total")["direction=output,model=sim-fast,provider=sim"].GetCounter().GetValue(); got != 9 {
+		t.Errorf("sim-fast's tokens = %v, want 9", got)
+	}
+}
+
+// Known models are bounded too: a provider may list thousands. Past
+// MaxModels distinct names, runs are counted under "other", so the series
+// stay bounded, and the names seen first keep their own.
 func TestModelLabelsAreCapped(t *testing.T) {
 	m := metrics.New()
 	for i := range metrics.MaxModels + 50 {
-		m.RunStarted("custom", fmt.Sprintf("model-%d", i))
+		m.RunStarted("custom", fmt.Sprintf("model-%d", i), true)
 	}
-	m.RunStarted("custom", "model-0")
-	m.RunStarted("custom", string([]byte{0xff, 0xfe})) // not UTF-8
-	m.RunStarted("custom", fmt.Sprintf("%0200d", 7))   // too long
-	m.RunFinished(metrics.RunEnd{Provider: "custom", Model: "model-9999", Status: "done"})
+	m.RunStarted("custom", "model-0", true)
+	m.RunStarted("custom", string([]byte{0xff, 0xfe}), true) // not UTF-8
+	m.RunStarted("custom", fmt.Sprintf("%0200d", 7), true)   // too long
+	m.RunFinished(metrics.RunEnd{Provider: "custom", Model: "model-9999", KnownModel: true, Status: "done"})
 	started := gather(t, m, "knobs_runs_started_total")
 	if len(started) != metrics.MaxModels+1 {
 		t.Errorf("%d series of runs started, want %d models and other", len(started), metrics.MaxModels)
@@ -68,8 +98,8 @@ func TestModelLabelsAreCapped(t *testing.T) {
 // class, its latencies and its tokens and cost.
 func TestRunFinishedCountsTheEnd(t *testing.T) {
 	m := metrics.New()
-	m.RunStarted("sim", "sim-fast")
-	m.RunFinished(metrics.RunEnd{Provider: "sim", Model: "sim-fast", Status: "error", ErrorKind: "server", ErrorStatus: 503,
+	m.RunStarted("sim", "sim-fast", true)
+	m.RunFinished(metrics.RunEnd{Provider: "sim", Model: "sim-fast", KnownModel: true, Status: "error", ErrorKind: "server", ErrorStatus: 503,
 		FirstToken: 300 * time.Millisecond, Duration: 3 * time.Second, InputTokens: 12, OutputTokens: 40, CostUSD: 0.25})
 	if got := gather(t, m, "knobs_upstream_errors_total")["kind=server,provider=sim,status_class=5xx"].GetCounter().GetValue(); got != 1 {
 		t.Errorf("upstream errors = %v, want 1", got)
@@ -112,7 +142,7 @@ func TestBackupRecordsSuccessesAndFailures(t *testing.T) {
 // Metrics off is a nil *Metrics: every call does nothing.
 func TestNilMetricsDoNothing(t *testing.T) {
 	var m *metrics.Metrics
-	m.RunStarted("sim", "sim-fast")
+	m.RunStarted("sim", "sim-fast", true)
 	m.RunFinished(metrics.RunEnd{})
 	m.ListenerOpened()()
 	m.DBWrite(time.Millisecond, nil)
@@ -128,10 +158,10 @@ func TestNilMetricsDoNothing(t *testing.T) {
 // its end, the only two calls a run makes (none per token).
 func BenchmarkRunCounted(b *testing.B) {
 	m := metrics.New()
-	end := metrics.RunEnd{Provider: "sim", Model: "sim-fast", Status: "done", FirstToken: 40 * time.Millisecond,
+	end := metrics.RunEnd{Provider: "sim", Model: "sim-fast", KnownModel: true, Status: "done", FirstToken: 40 * time.Millisecond,
 		Duration: 2 * time.Second, InputTokens: 20, OutputTokens: 2000, CostUSD: 0.001}
 	for b.Loop() {
-		m.RunStarted("sim", "sim-fast")
+		m.RunStarted("sim", "sim-fast", true)
 		m.RunFinished(end)
 	}
 }

@@ -11,7 +11,7 @@ import (
 // metricsEnd is how the run ended, for the metrics: once per run, after
 // finish, so nothing of it is counted per token.
 func (run *Run) metricsEnd(status string, upstreamErr *llm.Error, cause error, end ending) metrics.RunEnd {
-	e := metrics.RunEnd{Provider: run.provider, Model: run.modelName, Status: status}
+	e := metrics.RunEnd{Provider: run.provider, Model: run.modelName, KnownModel: knownModel(run.model), Status: status}
 	if upstreamErr != nil {
 		e.ErrorKind, e.ErrorStatus = string(upstreamErr.Kind), upstreamErr.Status
 		// Knobs' own bounds share the kind "limit" for the user; the

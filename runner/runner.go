@@ -303,7 +303,7 @@ func (sl *Slots) start(id int64, row *db.Run, s Streamer, spec llm.RunSpec, mode
 	r.runs[id] = run
 	r.wg.Add(1)
 	r.mu.Unlock()
-	r.opts.Metrics.RunStarted(run.provider, run.modelName)
+	r.opts.Metrics.RunStarted(run.provider, run.modelName, knownModel(model))
 	if row != nil {
 		run.row, run.created = row, make(chan struct{})
 		r.writer.push(writeOp{w: db.RunWrite{RunID: id, Create: row}, then: run.setRowWritten})
@@ -322,6 +322,14 @@ func (sl *Slots) start(id int64, row *db.Run, s Streamer, spec llm.RunSpec, mode
 		time.AfterFunc(r.opts.Linger, func() { r.forget(run) })
 	}()
 	return run, nil
+}
+
+// knownModel reports whether Knobs knows m (the model a run was checked
+// against): its provider's list named it or Knobs' built-in list has it
+// (Source), or an admin priced it. Only a known model is counted in the
+// metrics under its own name: anyone can type a name.
+func knownModel(m llm.Model) bool {
+	return m.Source != "" || m.PriceSource == llm.PriceAdmin
 }
 
 // Run returns user's live (or recently finished) run id.

@@ -165,7 +165,7 @@ func apiLog(log *slog.Logger) fiber.Handler {
 	return func(c *fiber.Ctx) error {
 		err := c.Next()
 		if cause, ok := c.Locals(apiCauseKey).(apiCause); ok {
-			log.Error(cause.msg, "method", c.Method(), "path", logPath(c), "err", cause.err)
+			log.ErrorContext(c.UserContext(), cause.msg, "method", c.Method(), "path", logPath(c), "err", cause.err)
 		}
 		return err
 	}

@@ -8,7 +8,9 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
+	"net/http/httptest"
 	"regexp"
 	"strings"
 	"sync"
@@ -19,6 +21,7 @@ import (
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
 
+	"knobs/llm/sim"
 	"knobs/logs"
 )
 
@@ -236,6 +239,54 @@ func TestMetricsCountRunsThroughTheSimulator(t *testing.T) {
 	admin.post(fmt.Sprintf("/runs/%d/cancel", slow.ID), "application/json", strings.NewReader(`{}`), http.Header{"X-Csrf-Token": {admin.token()}})
 }
 
+// A model gets a label of its own only when Knobs knows it: on Knobs'
+// list, or named by its provider's list once Knobs has read it. A run of
+// a made-up name (anyone can type one) is counted as "other", so such
+// runs cannot push the real models out of the bounded labels.
+func TestMetricsNameOnlyModelsKnobsKnows(t *testing.T) {
+	simulator := sim.NewHandler(sim.Options{TokensPerSecond: 2000})
+	upstream := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodGet && r.URL.Path == "/v1/models" {
+			w.Header().Set("Content-Type", "application/json")
+			io.WriteString(w, `{"object":"list","data":[{"id":"sim-fast","object":"model"},{"id":"team-finetune-7","object":"model"}]}`)
+			return
+		}
+		simulator.ServeHTTP(w, r)
+	}))
+	t.Cleanup(upstream.Close)
+	s, admin := newTeam(t, withSim(upstreamConfig(upstream)), withEnv("KNOBS_METRICS_ADDR", "127.0.0.1:0"))
+	run := func(model string) {
+		t.Helper()
+		r, started := admin.postRun(`{"provider":"sim","endpoint":"chat","body":{"model":"` + model + `","messages":[{"role":"user","content":"Name a river"}],"max_completion_tokens":5}}`)
+		if r.status != http.StatusCreated {
+			t.Fatalf("POST /runs with model %s = %d %s", model, r.status, r.body)
+		}
+		admin.readEvents(started.Events, 0, nil)
+	}
+	run("made-up-model-1")
+	run("team-finetune-7") // the provider's list is not read yet
+	run("sim-fast")
+	tok := admin.makeToken("ops", "read", nil).Token
+	if a := s.apiCall(t, "GET", "/api/v1/providers", tok, nil); a.status != http.StatusOK || !strings.Contains(a.body, "team-finetune-7") {
+		t.Fatalf("GET /api/v1/providers: %d %s", a.status, a.body)
+	}
+	run("team-finetune-7")
+	run("made-up-model-2")
+
+	_, m := scrape(t, s.metricsURL, "")
+	wantValue(t, m, 3, "knobs_runs_started_total", "provider", "sim", "model", "other")
+	wantValue(t, m, 1, "knobs_runs_started_total", "provider", "sim", "model", "team-finetune-7")
+	wantValue(t, m, 1, "knobs_runs_started_total", "provider", "sim", "model", "sim-fast")
+	wantValue(t, m, 3, "knobs_runs_finished_total", "provider", "sim", "model", "other")
+	for _, name := range []string{"knobs_runs_started_total", "knobs_runs_finished_total", "knobs_tokens_total", "knobs_cost_usd_total"} {
+		for _, sr := range series(m, name) {
+			if strings.HasPrefix(label(sr, "model"), "made-up") {
+				t.Errorf("%s has a series for the made-up model %q", name, label(sr, "model"))
+			}
+		}
+	}
+}
+
 // The main port has no /metrics unless KNOBS_METRICS_TOKEN is set, and
 // then only for a request that carries that token.
 func TestMetricsOnTheMainPortNeedTheToken(t *testing.T) {
@@ -330,8 +381,30 @@ func TestRequestIDInTheAnswerAndTheJSONLog(t *testing.T) {
 		t.Error("the log shows a refused request id")
 	}
 
-	// A handler's own line carries the id too: a readiness probe that
-	// fails logs why.
+	// A handler's own line carries the id too: a page's (a failed sign-in)
+	// and an API operation's (an admin setting the budgets).
+	admin := s.newClient(t)
+	admin.signUp("admin", "")
+	visitor := s.newClient(t)
+	visitor.get("/login")
+	r := visitor.post("/login", "application/x-www-form-urlencoded",
+		strings.NewReader(form("username", "admin", "password", "not the password", "_csrf", visitor.token()).Encode()),
+		http.Header{"X-Request-Id": {"signin-1"}})
+	if r.status != http.StatusUnauthorized {
+		t.Fatalf("a wrong password answered %d", r.status)
+	}
+	handlerLine(t, s.log.String(), "sign-in failed", "signin-1")
+	tok := admin.makeToken("ops", "write", nil).Token
+	a := s.apiRequest(t, http.DefaultClient, "PUT", "/api/v1/budgets", map[string]any{"team_usd": 50}, func(h http.Header) {
+		h.Set("Authorization", "Bearer "+tok)
+		h.Set("X-Request-Id", "budgets-1")
+	})
+	if a.status != http.StatusOK {
+		t.Fatalf("PUT /api/v1/budgets: %d %s", a.status, a.body)
+	}
+	handlerLine(t, s.log.String(), "budgets changed", "budgets-1")
+
+	// So does a readiness probe that fails, which logs why.
 	if err := s.store.LimitGrowth(context.Background(), 0); err != nil {
 		t.Fatal(err)
 	}
@@ -347,6 +420,19 @@ func TestRequestIDInTheAnswerAndTheJSONLog(t *testing.T) {
 		t.Errorf("the readiness failure is not logged with its request id:\n%s", s.log.String())
 	}
 	requestLine("/readyz", "probe-1")
+}
+
+// handlerLine fails the test unless log has a line msg with request_id
+// id.
+func handlerLine(t *testing.T, log, msg, id string) {
+	t.Helper()
+	lines := logLines(t, log, msg)
+	for _, l := range lines {
+		if l["request_id"] == id {
+			return
+		}
+	}
+	t.Errorf("%d %q lines in the log, none with request_id %q: %v", len(lines), msg, id, lines)
 }
 
 // /readyz is 200 while the database takes writes and 503, with the

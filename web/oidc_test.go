@@ -706,3 +706,74 @@ func TestSSONoNewAccountBesideAVerifiedEmail(t *testing.T) {
 		t.Errorf("%d accounts, want %d", n, users)
 	}
 }
+
+// An account single sign-on made has no password: Settings says how it
+// signs in instead of showing a password form that cannot work, and a
+// post of that form changes nothing. A password account keeps its form,
+// and the admin can still give a member a reset link.
+func TestSSOAccountSettingsWithoutAPassword(t *testing.T) {
+	t.Parallel()
+	srv, d, _ := ssoServer(t, "KNOBS_OIDC_ALLOWED_DOMAINS", "example.com")
+	admin := newTeamAdmin(t, srv)
+
+	jane := srv.newClient(t)
+	d.queue("sub-jane", "jane@example.com", true)
+	wantRedirect(t, jane.ssoSignIn(), "/")
+	page := jane.open("/settings")
+	wantPage(t, page, http.StatusOK, "You sign in with <strong>"+ssoName+"</strong>.", "Sign out of all sessions")
+	if page.has(`action="/settings/password"`) || page.has("Current password") {
+		t.Errorf("an account without a password is shown the change-password form")
+	}
+	wantPage(t, jane.postForm("/settings/password", form("current", "", "password", "a-new-password-1", "password2", "a-new-password-1")),
+		http.StatusConflict, "You sign in with "+ssoName+": your account has no password to change.")
+	u, err := srv.identityUser(t, d, "sub-jane")
+	if err != nil || u.PasswordHash != "" {
+		t.Fatalf("after the refused post the account is %+v (%v), want it without a password", u, err)
+	}
+	if !jane.signedIn() {
+		t.Errorf("the refused post signed jane out")
+	}
+
+	mine := admin.open("/settings")
+	wantPage(t, mine, http.StatusOK, `action="/settings/password"`, "Current password",
+		`action="/settings/members/`+strconv.FormatInt(u.ID, 10)+`/reset"`)
+	if mine.has("You sign in with") {
+		t.Errorf("a password account is told it signs in with single sign-on")
+	}
+}
+
+// With password sign-in switched off, a password reset link would let
+// nobody in: Settings offers none, and a post for one is refused with a
+// message and makes no link.
+func TestSSOPasswordLoginOffMakesNoResetLinks(t *testing.T) {
+	t.Parallel()
+	srv, d, _ := ssoServer(t, "KNOBS_PASSWORD_LOGIN", "false", "KNOBS_OIDC_ALLOWED_DOMAINS", "example.com")
+	admin := srv.newClient(t)
+	d.queue("sub-root", "root@example.com", true)
+	wantRedirect(t, admin.ssoSignIn(), "/")
+	kim := srv.newClient(t)
+	d.queue("sub-kim", "kim@example.com", true)
+	wantRedirect(t, kim.ssoSignIn(), "/")
+	member, err := srv.identityUser(t, d, "sub-kim")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resetPath := "/settings/members/" + strconv.FormatInt(member.ID, 10) + "/reset"
+
+	page := admin.open("/settings")
+	if !isAdminPage(page) {
+		t.Fatalf("the first account is not the admin")
+	}
+	wantPage(t, page, http.StatusOK, "You sign in with <strong>"+ssoName+"</strong>.", `action="/settings/members/`+strconv.FormatInt(member.ID, 10)+`/remove"`)
+	if page.has(resetPath) || page.has("Password reset link") {
+		t.Errorf("Settings offers a password reset link while password sign-in is off")
+	}
+	r := admin.postForm(resetPath, nil)
+	wantPage(t, r, http.StatusConflict, "Password sign-in is switched off on this Knobs, so a password reset link would let nobody in: members sign in with "+ssoName+".")
+	if r.has("/reset/") {
+		t.Errorf("the refusal shows a reset link")
+	}
+	if strings.Contains(srv.log.String(), "password reset link made") {
+		t.Errorf("a reset link was made while password sign-in is off")
+	}
+}
