@@ -692,6 +692,20 @@ CREATE TABLE usage_daily_by (
 ) WITHOUT ROWID;
 CREATE INDEX usage_daily_by_user ON usage_daily_by (kind, user_id, day);
 `,
+	// listed prices: a model's price as its provider's own listing gave
+	// it, kept so that a restart prices runs as the listing last did.
+	`
+CREATE TABLE listed_prices (
+	provider     TEXT NOT NULL,
+	model        TEXT NOT NULL,
+	input        REAL NOT NULL,
+	output       REAL NOT NULL,
+	cached_input REAL NOT NULL,
+	reasoning    REAL NOT NULL,
+	read_at      INTEGER NOT NULL,
+	PRIMARY KEY (provider, model)
+) WITHOUT ROWID;
+`,
 }
 
 // afterMigration holds the steps, in Go, that complete a migration in

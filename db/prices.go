@@ -93,3 +93,83 @@ func (s *Store) RemoveModelPrice(ctx context.Context, provider, model string) er
 	}
 	return affectedOne(res)
 }
+
+// ListedPrice is a model's price as its provider's own model listing
+// gave it, in USD per million tokens; a zero cached or reasoning price is
+// one the listing did not give. ReadAt is when Knobs first read this
+// price: a listing that gives the same price again leaves it as it was.
+type ListedPrice struct {
+	Provider    string
+	Model       string
+	Input       float64
+	Output      float64
+	CachedInput float64
+	Reasoning   float64
+	ReadAt      time.Time
+}
+
+const listedPriceColumns = `provider, model, input, output, cached_input, reasoning, read_at`
+
+func scanListedPrice(row interface{ Scan(...any) error }) (ListedPrice, error) {
+	var p ListedPrice
+	var at int64
+	err := row.Scan(&p.Provider, &p.Model, &p.Input, &p.Output, &p.CachedInput, &p.Reasoning, &at)
+	p.ReadAt = time.UnixMilli(at)
+	return p, err
+}
+
+// ListedPrice loads the price provider's listing last gave model;
+// ErrNotFound when Knobs never read one.
+func (s *Store) ListedPrice(ctx context.Context, provider, model string) (ListedPrice, error) {
+	p, err := scanListedPrice(s.r.QueryRowContext(ctx, `SELECT `+listedPriceColumns+` FROM listed_prices WHERE provider = ? AND model = ?`, provider, model))
+	if errors.Is(err, sql.ErrNoRows) {
+		return ListedPrice{}, ErrNotFound
+	}
+	if err != nil {
+		return ListedPrice{}, fmt.Errorf("db: unable to load the listed price of %s/%s: %w", provider, model, err)
+	}
+	return p, nil
+}
+
+// ListedPrices lists the prices the providers' listings last gave, by
+// provider and model.
+func (s *Store) ListedPrices(ctx context.Context) ([]ListedPrice, error) {
+	rows, err := s.r.QueryContext(ctx, `SELECT `+listedPriceColumns+` FROM listed_prices ORDER BY provider, model`)
+	if err != nil {
+		return nil, fmt.Errorf("db: unable to list listed prices: %w", err)
+	}
+	defer rows.Close()
+	var out []ListedPrice
+	for rows.Next() {
+		p, err := scanListedPrice(rows)
+		if err != nil {
+			return nil, fmt.Errorf("db: unable to list listed prices: %w", err)
+		}
+		out = append(out, p)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("db: unable to list listed prices: %w", err)
+	}
+	return out, nil
+}
+
+// KeepListedPrices keeps the prices a listing gave, in one transaction.
+// A model's ReadAt changes only when its price did, so it stays the date
+// the price was first read. An admin's price (model_prices) is a table of
+// its own and is never touched.
+func (s *Store) KeepListedPrices(ctx context.Context, prices []ListedPrice) error {
+	return s.tx(ctx, func(tx *sql.Tx) error {
+		for _, p := range prices {
+			_, err := tx.ExecContext(ctx, `
+INSERT INTO listed_prices (provider, model, input, output, cached_input, reasoning, read_at) VALUES (?, ?, ?, ?, ?, ?, ?)
+ON CONFLICT (provider, model) DO UPDATE SET input = excluded.input, output = excluded.output, cached_input = excluded.cached_input,
+	reasoning = excluded.reasoning, read_at = excluded.read_at
+WHERE input != excluded.input OR output != excluded.output OR cached_input != excluded.cached_input OR reasoning != excluded.reasoning`,
+				p.Provider, p.Model, p.Input, p.Output, p.CachedInput, p.Reasoning, p.ReadAt.UnixMilli())
+			if err != nil {
+				return fmt.Errorf("db: unable to keep the listed price of %s/%s: %w", p.Provider, p.Model, err)
+			}
+		}
+		return nil
+	})
+}

@@ -37,22 +37,27 @@ type PriceItem struct {
 	CachedInput *float64   `json:"cached_input,omitempty" doc:"USD per million cached input tokens (the input price when the listing gives none); absent when no price is known."`
 	Reasoning   *float64   `json:"reasoning,omitempty" doc:"USD per million reasoning tokens (the output price when the listing gives none); absent when no price is known."`
 	Source      string     `json:"source" enum:"admin,provider,none" doc:"admin: set in Knobs by an admin; provider: the provider's model listing (or Knobs' built-in list of it); none: no price is known, so runs of it are not costed."`
-	SetAt       *time.Time `json:"set_at,omitempty" doc:"When an admin set the price."`
+	SetAt       *time.Time `json:"set_at,omitempty" doc:"When the price was set: by an admin, or, for a provider's, when Knobs first read it in the provider's listing; absent for Knobs' built-in prices."`
 	SetBy       string     `json:"set_by,omitempty" doc:"The admin who set it, while their account exists."`
 }
 
 // priceItem describes m, a model of provider at its price in force; mp is
-// the admin's price when m has one.
-func priceItem(provider string, m llm.Model, mp *db.ModelPrice) PriceItem {
+// the admin's price when m has one, lp the listing's as kept.
+func priceItem(provider string, m llm.Model, mp *db.ModelPrice, lp *db.ListedPrice) PriceItem {
 	it := PriceItem{Provider: provider, Model: m.ID, Source: priceFromNone}
 	if p := runner.PriceOf(m); p != nil {
 		it.Input, it.Output, it.CachedInput, it.Reasoning = &p.Input, &p.Output, &p.CachedInput, &p.Reasoning
 		it.Source = priceFromProvider
 	}
-	if mp != nil {
+	switch {
+	case mp != nil:
 		it.Source = priceFromAdmin
 		at := mp.SetAt.UTC()
 		it.SetAt, it.SetBy = &at, mp.SetByName
+	case lp != nil && m.PriceSource == llm.PriceListing && lp.Input == m.PromptPrice && lp.Output == m.CompletionPrice &&
+		lp.CachedInput == m.CachedPrice && lp.Reasoning == m.ReasoningPrice:
+		at := lp.ReadAt.UTC()
+		it.SetAt = &at
 	}
 	return it
 }
@@ -65,6 +70,11 @@ func (h *Handler) priceList(ctx context.Context, user int64) ([]PriceItem, error
 	if err != nil {
 		return nil, err
 	}
+	// The lists first: reading one keeps its prices, with their date.
+	lists := make([][]llm.Model, len(providers))
+	for i, p := range providers {
+		lists[i], _ = h.providerModels(ctx, user, p)
+	}
 	prices, err := h.store.ModelPrices(ctx)
 	if err != nil {
 		return nil, err
@@ -73,17 +83,24 @@ func (h *Handler) priceList(ctx context.Context, user int64) ([]PriceItem, error
 	for i, mp := range prices {
 		set[[2]string{mp.Provider, mp.Model}] = &prices[i]
 	}
+	listedPrices, err := h.store.ListedPrices(ctx)
+	if err != nil {
+		return nil, err
+	}
+	kept := map[[2]string]*db.ListedPrice{}
+	for i, lp := range listedPrices {
+		kept[[2]string{lp.Provider, lp.Model}] = &listedPrices[i]
+	}
 	var out []PriceItem
 	listed := map[[2]string]bool{}
-	for _, p := range providers {
-		models, _ := h.providerModels(ctx, user, p)
-		for _, m := range models {
+	for i, p := range providers {
+		for _, m := range lists[i] {
 			k := [2]string{p.ID, m.ID}
 			if listed[k] {
 				continue
 			}
 			listed[k] = true
-			out = append(out, priceItem(p.ID, m, set[k]))
+			out = append(out, priceItem(p.ID, m, set[k], kept[k]))
 		}
 	}
 	for _, mp := range prices {
@@ -95,7 +112,21 @@ func (h *Handler) priceList(ctx context.Context, user int64) ([]PriceItem, error
 		if !ok {
 			continue // its provider was removed; the price waits in case it comes back
 		}
-		out = append(out, priceItem(p.ID, withAdminPrice(modelInfo(p, mp.Model), mp), &mp))
+		out = append(out, priceItem(p.ID, withAdminPrice(modelInfo(p, mp.Model), mp), &mp, nil))
+		listed[k] = true
+	}
+	// Models the listing priced once but does not list now (or did not
+	// answer for): their runs are still priced as it said.
+	for _, lp := range listedPrices {
+		k := [2]string{lp.Provider, lp.Model}
+		if listed[k] {
+			continue
+		}
+		p, ok := providerByID(providers, lp.Provider)
+		if !ok {
+			continue
+		}
+		out = append(out, priceItem(p.ID, withListedPrice(modelInfo(p, lp.Model), lp), nil, &lp))
 	}
 	slices.SortFunc(out, func(a, b PriceItem) int {
 		return cmp.Or(cmp.Compare(a.Provider, b.Provider), cmp.Compare(a.Model, b.Model))
@@ -151,7 +182,7 @@ func (h *Handler) setPrice(ctx context.Context, u db.User, provider, model strin
 		return PriceItem{}, nil, err
 	}
 	h.log.InfoContext(ctx, "price set", "provider", p.ID, "model", model, "admin", u.ID)
-	return priceItem(p.ID, withAdminPrice(modelInfo(p, model), mp), &mp), nil, nil
+	return priceItem(p.ID, withAdminPrice(modelInfo(p, model), mp), &mp, nil), nil, nil
 }
 
 // removePrice takes u's (an admin's) price off provider's model, so that

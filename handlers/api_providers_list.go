@@ -22,6 +22,7 @@ type ModelItem struct {
 	InputPrice       float64  `json:"input_price,omitempty" doc:"USD per million input tokens; absent when unknown."`
 	OutputPrice      float64  `json:"output_price,omitempty" doc:"USD per million output tokens; absent when unknown."`
 	CachedPrice      float64  `json:"cached_input_price,omitempty" doc:"USD per million cached input tokens; absent when unknown."`
+	ReasoningPrice   float64  `json:"reasoning_price,omitempty" doc:"USD per million reasoning tokens, where the price list gives one; absent: they cost as output tokens."`
 	Reasoning        bool     `json:"reasoning" doc:"It reasons before answering."`
 	ReasoningEfforts []string `json:"reasoning_efforts,omitempty" doc:"The reasoning_effort values it takes."`
 	Tools            bool     `json:"tools" doc:"It takes function tools (false also when unknown)."`
@@ -53,7 +54,7 @@ func (h *Handler) ListAPIProviders(ctx context.Context, _ *struct{}) (*ListProvi
 		item := ProviderItem{ID: p.ID, Name: p.Name, Note: note, Models: make([]ModelItem, 0, len(models))}
 		for _, m := range models {
 			item.Models = append(item.Models, ModelItem{ID: m.ID, ContextWindow: m.ContextLength, MaxOutput: m.MaxOutput,
-				InputPrice: m.PromptPrice, OutputPrice: m.CompletionPrice, CachedPrice: m.CachedPrice,
+				InputPrice: m.PromptPrice, OutputPrice: m.CompletionPrice, CachedPrice: m.CachedPrice, ReasoningPrice: m.ReasoningPrice,
 				Reasoning: m.Reasoning, ReasoningEfforts: m.ReasoningEfforts, Tools: m.Tools, JSONSchema: m.JSONSchema})
 		}
 		out.Body.Providers = append(out.Body.Providers, item)

@@ -175,6 +175,9 @@ func (h *Handler) compareView(c *fiber.Ctx, title, mode string, start compareSta
 		return views.CompareView{}, err
 	}
 	v := views.CompareView{Page: h.page(c, title, "compare"), Mode: mode, Start: string(startJSON), Title: start.Title}
+	if v.Budget, err = h.budgetNotice(ctx(c), u.ID); err != nil {
+		return views.CompareView{}, err
+	}
 	for _, p := range providers {
 		v.Providers = append(v.Providers, views.ProviderOption{ID: p.ID, Name: p.Name})
 	}

@@ -97,14 +97,34 @@ type clients struct {
 	mu  sync.Mutex
 	all map[string]clientEntry // by provider id and user: keys differ per user
 	sim *llm.Client
-	// listed holds the priced models of the providers' own lists as last
-	// read, by provider id and model id, so that a run is priced as the
-	// listing says without asking the provider again.
-	listed map[[2]string]llm.Model
+	// kept holds the listed prices this Knobs last kept in the database,
+	// by provider id and model id, so that a listing read again with the
+	// same prices writes nothing.
+	kept map[[2]string]llm.Model
 	// named holds the ids the providers' own lists named, by provider id,
 	// at most maxNamedModels each: a model a list named is one the
 	// provider serves, which the metrics count under its own name.
 	named map[string]map[string]struct{}
+}
+
+// rememberNamed keeps the ids p's own model list names, for the
+// metrics' labels.
+func (h *Handler) rememberNamed(p Provider, models []llm.Model) {
+	h.clients.mu.Lock()
+	defer h.clients.mu.Unlock()
+	if h.clients.named == nil {
+		h.clients.named = map[string]map[string]struct{}{}
+	}
+	named := h.clients.named[p.ID]
+	if named == nil {
+		named = map[string]struct{}{}
+		h.clients.named[p.ID] = named
+	}
+	for _, m := range models {
+		if m.Source == "api" && len(named) < maxNamedModels {
+			named[m.ID] = struct{}{}
+		}
+	}
 }
 
 // maxNamedModels bounds the model ids kept of one provider's lists; an
@@ -159,19 +179,23 @@ func modelInfo(p Provider, id string) llm.Model {
 }
 
 // pricedModel is modelInfo with the price in force for the model: an
-// admin's when one is set, else the provider's own list's as last read,
-// else Knobs' built-in list's. Runs, the playground's and experiments'
-// estimates and arenas' budgets all price through it. Its Source is
-// "api" when the provider's list named it, "fallback" when only Knobs'
-// built-in list has it, and "" for a name neither knows.
+// admin's when one is set, else the provider's own listing's as last
+// read (kept in the database, so it holds after a restart), else Knobs'
+// built-in list's. Runs, the playground's and experiments' estimates and
+// arenas' budgets all price through it. Its Source is "api" when the
+// provider's list named it, "fallback" when only Knobs' built-in list
+// has it, and "" for a name neither knows.
 func (h *Handler) pricedModel(ctx context.Context, p Provider, id string) (llm.Model, error) {
 	m := modelInfo(p, id)
 	h.clients.mu.Lock()
-	listed, ok := h.clients.listed[[2]string{p.ID, id}]
 	_, named := h.clients.named[p.ID][id]
 	h.clients.mu.Unlock()
-	if ok {
-		m.PromptPrice, m.CompletionPrice, m.CachedPrice, m.ReasoningPrice = listed.PromptPrice, listed.CompletionPrice, listed.CachedPrice, listed.ReasoningPrice
+	lp, err := h.store.ListedPrice(ctx, p.ID, id)
+	switch {
+	case err == nil:
+		m = withListedPrice(m, lp)
+	case !errors.Is(err, db.ErrNotFound):
+		return m, err
 	}
 	if named {
 		m.Source = "api"
@@ -193,47 +217,83 @@ func withAdminPrice(m llm.Model, mp db.ModelPrice) llm.Model {
 	return m
 }
 
-// rememberListed keeps the prices of p's own model list, and the ids it
-// names.
-func (h *Handler) rememberListed(p Provider, models []llm.Model) {
+// withListedPrice is m at the price its provider's listing last gave.
+func withListedPrice(m llm.Model, lp db.ListedPrice) llm.Model {
+	m.PromptPrice, m.CompletionPrice, m.CachedPrice, m.ReasoningPrice = lp.Input, lp.Output, lp.CachedInput, lp.Reasoning
+	m.PriceSource = llm.PriceListing
+	return m
+}
+
+// maxListedPrices bounds the prices kept from one reading of a listing:
+// far more models than a provider lists, few enough for one transaction.
+const maxListedPrices = 2000
+
+// rememberListed keeps the prices of p's own model list in the database
+// (with the time they were read), where they differ from what was kept
+// last. An admin's price is kept apart and is never overwritten by it.
+func (h *Handler) rememberListed(ctx context.Context, p Provider, models []llm.Model) {
+	h.rememberNamed(p, models)
+	var changed []db.ListedPrice
+	var fresh []llm.Model
+	h.clients.mu.Lock()
+	for _, m := range models {
+		if len(changed) == maxListedPrices {
+			break
+		}
+		if m.PriceSource != llm.PriceListing {
+			continue // priced by Knobs' built-in list, or not at all
+		}
+		if k, ok := h.clients.kept[[2]string{p.ID, m.ID}]; ok && k.PromptPrice == m.PromptPrice && k.CompletionPrice == m.CompletionPrice &&
+			k.CachedPrice == m.CachedPrice && k.ReasoningPrice == m.ReasoningPrice {
+			continue
+		}
+		changed = append(changed, db.ListedPrice{Provider: p.ID, Model: m.ID, Input: m.PromptPrice, Output: m.CompletionPrice,
+			CachedInput: m.CachedPrice, Reasoning: m.ReasoningPrice, ReadAt: h.now()})
+		fresh = append(fresh, m)
+	}
+	h.clients.mu.Unlock()
+	if len(changed) == 0 {
+		return
+	}
+	if err := h.store.KeepListedPrices(ctx, changed); err != nil {
+		h.log.WarnContext(ctx, "keeping the prices of a provider's model list", "provider", p.ID, "err", err)
+		return
+	}
 	h.clients.mu.Lock()
 	defer h.clients.mu.Unlock()
-	if h.clients.listed == nil {
-		h.clients.listed = map[[2]string]llm.Model{}
+	if h.clients.kept == nil {
+		h.clients.kept = map[[2]string]llm.Model{}
 	}
-	if h.clients.named == nil {
-		h.clients.named = map[string]map[string]struct{}{}
-	}
-	named := h.clients.named[p.ID]
-	if named == nil {
-		named = map[string]struct{}{}
-		h.clients.named[p.ID] = named
-	}
-	for _, m := range models {
-		if m.Source == "api" && len(named) < maxNamedModels {
-			named[m.ID] = struct{}{}
-		}
-		// A list is bounded by the model-list reader's 8 MB cap.
-		if m.Priced() && m.Source == "api" {
-			h.clients.listed[[2]string{p.ID, m.ID}] = m
-		}
+	for _, m := range fresh {
+		h.clients.kept[[2]string{p.ID, m.ID}] = m
 	}
 }
 
-// withAdminPrices sets the admins' prices on p's models, in place.
-func (h *Handler) withAdminPrices(ctx context.Context, p Provider, models []llm.Model) error {
+// withPricesInForce sets the prices in force on p's models, in place: an
+// admin's over all, and the listing's as last read on the models the
+// listing did not price just now (Knobs' built-in list, shown when the
+// provider does not answer, or a second list that failed).
+func (h *Handler) withPricesInForce(ctx context.Context, p Provider, models []llm.Model) error {
+	listed, err := h.store.ListedPrices(ctx)
+	if err != nil {
+		return err
+	}
 	prices, err := h.store.ModelPrices(ctx)
 	if err != nil {
 		return err
 	}
-	for _, mp := range prices {
-		if mp.Provider != p.ID {
-			continue
+	byID := make(map[string]int, len(models))
+	for i, m := range models {
+		byID[m.ID] = i
+	}
+	for _, lp := range listed {
+		if i, ok := byID[lp.Model]; ok && lp.Provider == p.ID && models[i].PriceSource != llm.PriceListing {
+			models[i] = withListedPrice(models[i], lp)
 		}
-		for i := range models {
-			if models[i].ID == mp.Model {
-				models[i] = withAdminPrice(models[i], mp)
-			}
+	}
+	for _, mp := range prices {
+		if i, ok := byID[mp.Model]; ok && mp.Provider == p.ID {
+			models[i] = withAdminPrice(models[i], mp)
 		}
 	}
 	return nil
@@ -244,8 +304,8 @@ func (h *Handler) withAdminPrices(ctx context.Context, p Provider, models []llm.
 // the price in force (an admin's over the list's).
 func (h *Handler) providerModels(ctx context.Context, user int64, p Provider) ([]llm.Model, string) {
 	models, note := h.listModels(ctx, user, p)
-	if err := h.withAdminPrices(ctx, p, models); err != nil {
-		h.log.WarnContext(ctx, "reading the admins' prices", "err", err)
+	if err := h.withPricesInForce(ctx, p, models); err != nil {
+		h.log.WarnContext(ctx, "reading the prices in force", "err", err)
 	}
 	return models, note
 }
@@ -269,6 +329,6 @@ func (h *Handler) listModels(ctx context.Context, user int64, p Provider) ([]llm
 		}
 		return llm.KnownModels(p.Dialect), "The provider's model list is unavailable (" + reason + "): showing Knobs' built-in list."
 	}
-	h.rememberListed(p, models)
+	h.rememberListed(ctx, p, models)
 	return models, ""
 }

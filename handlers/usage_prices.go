@@ -35,11 +35,16 @@ func (h *Handler) renderPrices(c *fiber.Ctx, status int, f views.PriceForm, user
 		r := views.PriceRowView{Provider: it.Provider, Model: it.Model, Input: perMillion(it.Input), Output: perMillion(it.Output),
 			Cached: perMillion(it.CachedInput), Reasoning: perMillion(it.Reasoning), Source: it.Source,
 			EditURL: "/usage/prices?" + url.Values{"provider": {it.Provider}, "model": {it.Model}}.Encode() + "#set-price"}
-		if it.SetAt != nil {
+		switch {
+		case it.SetAt != nil && it.Source == priceFromAdmin:
 			r.Set = "set " + it.SetAt.Format("2006-01-02 15:04") + " UTC"
 			if it.SetBy != "" {
 				r.Set += " by " + it.SetBy
 			}
+		case it.SetAt != nil:
+			r.Set = "listed since " + it.SetAt.Format("2006-01-02 15:04") + " UTC"
+		case it.Source == priceFromProvider:
+			r.Set = "Knobs' built-in list"
 		}
 		if it.Provider == f.Provider && it.Model == f.Model && f.Input == "" && f.Errors.Empty() && it.Input != nil {
 			v.Form.Input, v.Form.Output = strconv.FormatFloat(*it.Input, 'f', -1, 64), strconv.FormatFloat(*it.Output, 'f', -1, 64)

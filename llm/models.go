@@ -21,6 +21,18 @@ const (
 	maxModelsBody    = 8 << 20
 )
 
+// PriceListing is the PriceSource of prices the provider's own model
+// listing gave (Cerebras' OpenRouter-format list, xAI's language-models),
+// as against Knobs' built-in figures.
+const PriceListing = "listing"
+
+// markListed marks m as priced by the provider's listing when it is.
+func markListed(m *Model) {
+	if m.PromptPrice > 0 || m.CompletionPrice > 0 {
+		m.PriceSource = PriceListing
+	}
+}
+
 type modelCache struct {
 	list    []Model
 	err     error
@@ -28,7 +40,8 @@ type modelCache struct {
 }
 
 // Models lists the provider's models: GET /v1/models, enriched on Cerebras
-// with the OpenRouter-format list (context length, output limit, prices)
+// with the OpenRouter-format list (context length, output limit, prices,
+// reasoning's among them)
 // and on xAI with /v1/language-models (prices), and with the capabilities
 // KnownModels records. The answer is cached for ten minutes. Without a key
 // (where the provider needs one) or when the provider cannot be asked, it
@@ -140,6 +153,9 @@ func (c *Client) addOpenRouterDetails(ctx context.Context, models []Model, byID 
 				Prompt         json.RawMessage `json:"prompt"`
 				Completion     json.RawMessage `json:"completion"`
 				InputCacheRead json.RawMessage `json:"input_cache_read"`
+				// InternalReasoning is the price of reasoning tokens,
+				// where it differs from the completion price.
+				InternalReasoning json.RawMessage `json:"internal_reasoning"`
 			} `json:"pricing"`
 		} `json:"data"`
 	}
@@ -165,6 +181,8 @@ func (c *Client) addOpenRouterDetails(ctx context.Context, models []Model, byID 
 		m.PromptPrice = cmp.Or(perTokenToPerMillion(d.Pricing.Prompt), m.PromptPrice)
 		m.CompletionPrice = cmp.Or(perTokenToPerMillion(d.Pricing.Completion), m.CompletionPrice)
 		m.CachedPrice = cmp.Or(perTokenToPerMillion(d.Pricing.InputCacheRead), m.CachedPrice)
+		m.ReasoningPrice = cmp.Or(perTokenToPerMillion(d.Pricing.InternalReasoning), m.ReasoningPrice)
+		markListed(m)
 	}
 }
 
@@ -177,7 +195,9 @@ func perTokenToPerMillion(raw json.RawMessage) float64 {
 }
 
 // addXAIPrices reads xAI's /v1/language-models, whose prices are USD cents
-// per 100 million tokens: dividing by 10,000 gives USD per million.
+// per 100 million tokens: dividing by 10,000 gives USD per million. It
+// gives no reasoning price: xAI bills reasoning tokens as completion
+// tokens, which is what a zero ReasoningPrice means.
 func (c *Client) addXAIPrices(ctx context.Context, models []Model, byID map[string]int) {
 	var list struct {
 		Models []struct {
@@ -204,6 +224,7 @@ func (c *Client) addXAIPrices(ctx context.Context, models []Model, byID map[stri
 			m.PromptPrice = cmp.Or(d.PromptPrice/1e4, m.PromptPrice)
 			m.CachedPrice = cmp.Or(d.CachedPromptPrice/1e4, m.CachedPrice)
 			m.CompletionPrice = cmp.Or(d.CompletionPrice/1e4, m.CompletionPrice)
+			markListed(m)
 			m.ContextLength = cmp.Or(m.ContextLength, d.MaxPromptLength, d.ContextLengthFallback)
 			m.MaxOutput = cmp.Or(m.MaxOutput, d.MaxCompletionTokens)
 		}

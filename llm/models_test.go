@@ -26,7 +26,7 @@ func TestModelsCerebras(t *testing.T) {
 		if r.URL.Query().Get("format") == "openrouter" {
 			io.WriteString(w, `{"data":[
 				{"id":"gpt-oss-120b","name":"GPT OSS","context_length":131072,"max_output_length":40960,"pricing":{"prompt":"0.00000035","completion":"0.00000075"},"supported_parameters":["temperature"]},
-				{"id":"new-model-9","context_length":65536,"max_output_length":8192,"pricing":{"prompt":"0.000001","completion":"0.000002","input_cache_read":"0.0000005"}}]}`)
+				{"id":"new-model-9","context_length":65536,"max_output_length":8192,"pricing":{"prompt":"0.000001","completion":"0.000002","input_cache_read":"0.0000005","internal_reasoning":"0.000004"}}]}`)
 			return
 		}
 		io.WriteString(w, `{"object":"list","data":[{"id":"new-model-9","object":"model","created":1,"owned_by":"Cerebras"},{"id":"gpt-oss-120b","object":"model","created":1,"owned_by":"OpenAI"}]}`)
@@ -47,7 +47,7 @@ func TestModelsCerebras(t *testing.T) {
 		t.Errorf("known capabilities not merged: %+v, known %+v", g, k)
 	}
 	n := ms[1]
-	if n.Reasoning || n.MaxOutput != 8192 || !near(n.PromptPrice, 1) || !near(n.CompletionPrice, 2) || !near(n.CachedPrice, 0.5) {
+	if n.Reasoning || n.MaxOutput != 8192 || !near(n.PromptPrice, 1) || !near(n.CompletionPrice, 2) || !near(n.CachedPrice, 0.5) || !near(n.ReasoningPrice, 4) || n.PriceSource != PriceListing {
 		t.Errorf("new-model-9 = %+v", n)
 	}
 	if got := u.last(t).Header.Get("Authorization"); got != "Bearer csk" {
@@ -81,7 +81,7 @@ func TestModelsXAI(t *testing.T) {
 		t.Fatal(err)
 	}
 	g, ok := modelByID(ms, "grok-4-0709")
-	if !ok || !near(g.PromptPrice, 3) || !near(g.CachedPrice, 0.75) || !near(g.CompletionPrice, 15) || g.Source != "api" {
+	if !ok || !near(g.PromptPrice, 3) || !near(g.CachedPrice, 0.75) || !near(g.CompletionPrice, 15) || g.Source != "api" || g.PriceSource != PriceListing {
 		t.Fatalf("grok-4-0709 = %+v (want $3/$15 per million)", g)
 	}
 	if k, ok := LookupModel(DialectXAI, "grok-4-0709"); ok && g.Reasoning != k.Reasoning {

@@ -106,7 +106,8 @@ type Model struct {
 	// output tokens do.
 	ReasoningPrice float64 `json:"reasoning_price,omitempty"`
 	// PriceSource is "admin" when a Knobs admin set the prices (zero is
-	// then a price: the model is free), else "" for the listing's.
+	// then a price: the model is free), "listing" when the provider's own
+	// model listing gave them, else "" (Knobs' built-in figures, or none).
 	PriceSource string `json:"price_source,omitempty"`
 	// Tools and JSONSchema say the model takes function tools and
 	// response_format json_schema; false also when it is not known.

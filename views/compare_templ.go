@@ -35,6 +35,9 @@ type CompareView struct {
 	Title  string
 	// Shares are the saved comparison's share links (compareShare).
 	Shares []ShareRow
+	// Budget is the warning of a monthly budget used past the admin's
+	// share, as the playground shows it; "" when there is none.
+	Budget string
 }
 
 // PresetOption is a preset the compare page can load into a pane; its
@@ -102,7 +105,7 @@ func ComparePage(v CompareView) templ.Component {
 				var templ_7745c5c3_Var5 string
 				templ_7745c5c3_Var5, templ_7745c5c3_Err = templruntime.NewAttributeExpression(v.Mode).Resolve(ctx)
 				if templ_7745c5c3_Err != nil {
-					return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/compare.templ`, Line: 43, Col: 21}
+					return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/compare.templ`, Line: 46, Col: 21}
 				}
 				_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ_7745c5c3_Var5)
 				if templ_7745c5c3_Err != nil {
@@ -115,7 +118,7 @@ func ComparePage(v CompareView) templ.Component {
 				var templ_7745c5c3_Var6 string
 				templ_7745c5c3_Var6, templ_7745c5c3_Err = templruntime.NewAttributeExpression(v.Start).Resolve(ctx)
 				if templ_7745c5c3_Err != nil {
-					return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/compare.templ`, Line: 44, Col: 23}
+					return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/compare.templ`, Line: 47, Col: 23}
 				}
 				_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ_7745c5c3_Var6)
 				if templ_7745c5c3_Err != nil {
@@ -133,7 +136,7 @@ func ComparePage(v CompareView) templ.Component {
 					var templ_7745c5c3_Var7 string
 					templ_7745c5c3_Var7, templ_7745c5c3_Err = templruntime.NewAttributeExpression(itoa64(v.Group)).Resolve(ctx)
 					if templ_7745c5c3_Err != nil {
-						return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/compare.templ`, Line: 46, Col: 32}
+						return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/compare.templ`, Line: 49, Col: 32}
 					}
 					_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ_7745c5c3_Var7)
 					if templ_7745c5c3_Err != nil {
@@ -151,7 +154,7 @@ func ComparePage(v CompareView) templ.Component {
 				var templ_7745c5c3_Var8 string
 				templ_7745c5c3_Var8, templ_7745c5c3_Err = templruntime.NewAttributeExpression(v.Events).Resolve(ctx)
 				if templ_7745c5c3_Err != nil {
-					return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/compare.templ`, Line: 48, Col: 25}
+					return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/compare.templ`, Line: 51, Col: 25}
 				}
 				_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ_7745c5c3_Var8)
 				if templ_7745c5c3_Err != nil {
@@ -164,7 +167,7 @@ func ComparePage(v CompareView) templ.Component {
 				var templ_7745c5c3_Var9 string
 				templ_7745c5c3_Var9, templ_7745c5c3_Err = templruntime.NewAttributeExpression(v.Replay).Resolve(ctx)
 				if templ_7745c5c3_Err != nil {
-					return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/compare.templ`, Line: 49, Col: 25}
+					return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/compare.templ`, Line: 52, Col: 25}
 				}
 				_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ_7745c5c3_Var9)
 				if templ_7745c5c3_Err != nil {
@@ -196,7 +199,7 @@ func ComparePage(v CompareView) templ.Component {
 				var templ_7745c5c3_Var10 string
 				templ_7745c5c3_Var10, templ_7745c5c3_Err = templ.JoinStringErrs(v.Title)
 				if templ_7745c5c3_Err != nil {
-					return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/compare.templ`, Line: 53, Col: 36}
+					return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/compare.templ`, Line: 56, Col: 36}
 				}
 				_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var10))
 				if templ_7745c5c3_Err != nil {
@@ -214,7 +217,7 @@ func ComparePage(v CompareView) templ.Component {
 				var templ_7745c5c3_Var11 string
 				templ_7745c5c3_Var11, templ_7745c5c3_Err = templruntime.NewAttributeExpression(v.Title).Resolve(ctx)
 				if templ_7745c5c3_Err != nil {
-					return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/compare.templ`, Line: 59, Col: 106}
+					return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/compare.templ`, Line: 62, Col: 106}
 				}
 				_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ_7745c5c3_Var11)
 				if templ_7745c5c3_Err != nil {
@@ -282,59 +285,88 @@ func ComparePage(v CompareView) templ.Component {
 				return templ_7745c5c3_Err
 			}
 			if v.Mode != CompareShared {
-				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 21, "<div class=\"cmp-tools\"><details class=\"cmp-start\"><summary>Load a preset into a pane</summary><div class=\"row\"><div class=\"field\"><label for=\"cmp-preset\">Preset</label> <select id=\"cmp-preset\">")
+				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 21, "<p class=\"notice\" id=\"cmp-budget\" role=\"status\"")
+				if templ_7745c5c3_Err != nil {
+					return templ_7745c5c3_Err
+				}
+				if v.Budget == "" {
+					templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 22, " hidden")
+					if templ_7745c5c3_Err != nil {
+						return templ_7745c5c3_Err
+					}
+				}
+				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 23, ">")
+				if templ_7745c5c3_Err != nil {
+					return templ_7745c5c3_Err
+				}
+				var templ_7745c5c3_Var14 string
+				templ_7745c5c3_Var14, templ_7745c5c3_Err = templ.JoinStringErrs(v.Budget)
+				if templ_7745c5c3_Err != nil {
+					return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/compare.templ`, Line: 78, Col: 90}
+				}
+				_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var14))
+				if templ_7745c5c3_Err != nil {
+					return templ_7745c5c3_Err
+				}
+				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 24, "</p><div class=\"run-error\" id=\"cmp-error\" role=\"alert\" hidden></div>")
+				if templ_7745c5c3_Err != nil {
+					return templ_7745c5c3_Err
+				}
+			}
+			if v.Mode != CompareShared {
+				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 25, "<div class=\"cmp-tools\"><details class=\"cmp-start\"><summary>Load a preset into a pane</summary><div class=\"row\"><div class=\"field\"><label for=\"cmp-preset\">Preset</label> <select id=\"cmp-preset\">")
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}
 				if len(v.Presets) == 0 {
-					templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 22, "<option value=\"\">No presets yet</option> ")
+					templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 26, "<option value=\"\">No presets yet</option> ")
 					if templ_7745c5c3_Err != nil {
 						return templ_7745c5c3_Err
 					}
 				}
 				for _, p := range v.Presets {
-					templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 23, "<option value=\"")
-					if templ_7745c5c3_Err != nil {
-						return templ_7745c5c3_Err
-					}
-					var templ_7745c5c3_Var14 string
-					templ_7745c5c3_Var14, templ_7745c5c3_Err = templruntime.NewAttributeExpression(itoa64(p.ID)).Resolve(ctx)
-					if templ_7745c5c3_Err != nil {
-						return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/compare.templ`, Line: 86, Col: 39}
-					}
-					_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ_7745c5c3_Var14)
-					if templ_7745c5c3_Err != nil {
-						return templ_7745c5c3_Err
-					}
-					templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 24, "\">")
+					templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 27, "<option value=\"")
 					if templ_7745c5c3_Err != nil {
 						return templ_7745c5c3_Err
 					}
 					var templ_7745c5c3_Var15 string
-					templ_7745c5c3_Var15, templ_7745c5c3_Err = templ.JoinStringErrs(p.Name)
+					templ_7745c5c3_Var15, templ_7745c5c3_Err = templruntime.NewAttributeExpression(itoa64(p.ID)).Resolve(ctx)
 					if templ_7745c5c3_Err != nil {
-						return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/compare.templ`, Line: 86, Col: 50}
+						return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/compare.templ`, Line: 93, Col: 39}
 					}
-					_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var15))
+					_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ_7745c5c3_Var15)
 					if templ_7745c5c3_Err != nil {
 						return templ_7745c5c3_Err
 					}
-					templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 25, "</option>")
+					templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 28, "\">")
+					if templ_7745c5c3_Err != nil {
+						return templ_7745c5c3_Err
+					}
+					var templ_7745c5c3_Var16 string
+					templ_7745c5c3_Var16, templ_7745c5c3_Err = templ.JoinStringErrs(p.Name)
+					if templ_7745c5c3_Err != nil {
+						return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/compare.templ`, Line: 93, Col: 50}
+					}
+					_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var16))
+					if templ_7745c5c3_Err != nil {
+						return templ_7745c5c3_Err
+					}
+					templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 29, "</option>")
 					if templ_7745c5c3_Err != nil {
 						return templ_7745c5c3_Err
 					}
 				}
-				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 26, "</select></div><div class=\"field\"><label for=\"cmp-preset-pane\">Into</label> <select id=\"cmp-preset-pane\" data-pane-picker></select></div><button type=\"button\" id=\"cmp-preset-load\"")
+				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 30, "</select></div><div class=\"field\"><label for=\"cmp-preset-pane\">Into</label> <select id=\"cmp-preset-pane\" data-pane-picker></select></div><button type=\"button\" id=\"cmp-preset-load\"")
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}
 				if len(v.Presets) == 0 {
-					templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 27, " disabled")
+					templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 31, " disabled")
 					if templ_7745c5c3_Err != nil {
 						return templ_7745c5c3_Err
 					}
 				}
-				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 28, ">Load</button></div></details> <details class=\"cmp-sweep\"><summary>Sweep a setting</summary><div class=\"row\"><div class=\"field\"><label for=\"cmp-sweep-base\">Base pane</label> <select id=\"cmp-sweep-base\" data-pane-picker></select></div><div class=\"field\"><label for=\"cmp-sweep-param\">Parameter</label> <select id=\"cmp-sweep-param\"><option value=\"temperature\">temperature</option> <option value=\"seed\">seed</option> <option value=\"top_p\">top_p</option></select></div><div class=\"field grow\"><label for=\"cmp-sweep-values\">Values</label> <input id=\"cmp-sweep-values\" placeholder=\"0, 0.7, 1.2  or  1-4\" aria-describedby=\"cmp-sweep-hint\"></div><button type=\"button\" id=\"cmp-sweep-fill\">Fill panes</button></div><p class=\"hint\" id=\"cmp-sweep-hint\">One pane per value (2 to 6), each a copy of the base pane with that value.</p><p class=\"field-error\" id=\"cmp-sweep-error\" hidden></p></details>")
+				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 32, ">Load</button></div></details> <details class=\"cmp-sweep\"><summary>Sweep a setting</summary><div class=\"row\"><div class=\"field\"><label for=\"cmp-sweep-base\">Base pane</label> <select id=\"cmp-sweep-base\" data-pane-picker></select></div><div class=\"field\"><label for=\"cmp-sweep-param\">Parameter</label> <select id=\"cmp-sweep-param\"><option value=\"temperature\">temperature</option> <option value=\"seed\">seed</option> <option value=\"top_p\">top_p</option></select></div><div class=\"field grow\"><label for=\"cmp-sweep-values\">Values</label> <input id=\"cmp-sweep-values\" placeholder=\"0, 0.7, 1.2  or  1-4\" aria-describedby=\"cmp-sweep-hint\"></div><button type=\"button\" id=\"cmp-sweep-fill\">Fill panes</button></div><p class=\"hint\" id=\"cmp-sweep-hint\">One pane per value (2 to 6), each a copy of the base pane with that value.</p><p class=\"field-error\" id=\"cmp-sweep-error\" hidden></p></details>")
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}
@@ -342,27 +374,27 @@ func ComparePage(v CompareView) templ.Component {
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}
-				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 29, "</div>")
+				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 33, "</div>")
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}
 			}
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 30, "</section><section class=\"cmp-conversation card\" aria-labelledby=\"cmp-conv-h\"><h2 id=\"cmp-conv-h\">Conversation</h2>")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 34, "</section><section class=\"cmp-conversation card\" aria-labelledby=\"cmp-conv-h\"><h2 id=\"cmp-conv-h\">Conversation</h2>")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
 			if v.Mode == CompareShared {
-				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 31, "<ol class=\"cmp-transcript\" id=\"cmp-transcript\"></ol>")
+				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 35, "<ol class=\"cmp-transcript\" id=\"cmp-transcript\"></ol>")
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}
 			} else {
-				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 32, "<fieldset class=\"field mode\"><legend>Mode</legend> <label><input type=\"radio\" name=\"cmp-endpoint\" value=\"chat\" checked> Chat</label> <label><input type=\"radio\" name=\"cmp-endpoint\" value=\"completion\"> Completion</label></fieldset><div id=\"cmp-chat-box\"><p class=\"hint\">Shared by every pane. Each pane adds its own answers when you continue.</p><div class=\"msg-system\"><label for=\"cmp-system\">System message</label> <textarea id=\"cmp-system\" rows=\"2\" placeholder=\"You are a helpful assistant.\"></textarea></div><ol class=\"messages\" id=\"cmp-messages\" aria-label=\"Messages\"></ol><div class=\"msg-add\"><button type=\"button\" data-add-message=\"user\">+ User</button> <button type=\"button\" data-add-message=\"assistant\">+ Assistant</button></div></div><div id=\"cmp-prompt-box\" class=\"completion-editor\" hidden><div class=\"prompt-head\"><label for=\"cmp-prompt\">Prompt, shared by every pane</label> <span class=\"grow\"></span> <label for=\"cmp-prompt-form\" class=\"hint\">Send as</label> <select id=\"cmp-prompt-form\"><option value=\"text\">one prompt</option> <option value=\"rows\">a prompt per row</option> <option value=\"json\">JSON (strings or token ids)</option></select></div><textarea id=\"cmp-prompt\" rows=\"6\" placeholder=\"Once upon a time\"></textarea><p class=\"field-error\" id=\"cmp-prompt-error\" hidden></p></div>")
+				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 36, "<fieldset class=\"field mode\"><legend>Mode</legend> <label><input type=\"radio\" name=\"cmp-endpoint\" value=\"chat\" checked> Chat</label> <label><input type=\"radio\" name=\"cmp-endpoint\" value=\"completion\"> Completion</label></fieldset><div id=\"cmp-chat-box\"><p class=\"hint\">Shared by every pane. Each pane adds its own answers when you continue.</p><div class=\"msg-system\"><label for=\"cmp-system\">System message</label> <textarea id=\"cmp-system\" rows=\"2\" placeholder=\"You are a helpful assistant.\"></textarea></div><ol class=\"messages\" id=\"cmp-messages\" aria-label=\"Messages\"></ol><div class=\"msg-add\"><button type=\"button\" data-add-message=\"user\">+ User</button> <button type=\"button\" data-add-message=\"assistant\">+ Assistant</button></div></div><div id=\"cmp-prompt-box\" class=\"completion-editor\" hidden><div class=\"prompt-head\"><label for=\"cmp-prompt\">Prompt, shared by every pane</label> <span class=\"grow\"></span> <label for=\"cmp-prompt-form\" class=\"hint\">Send as</label> <select id=\"cmp-prompt-form\"><option value=\"text\">one prompt</option> <option value=\"rows\">a prompt per row</option> <option value=\"json\">JSON (strings or token ids)</option></select></div><textarea id=\"cmp-prompt\" rows=\"6\" placeholder=\"Once upon a time\"></textarea><p class=\"field-error\" id=\"cmp-prompt-error\" hidden></p></div>")
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}
 			}
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 33, "</section><div class=\"cmp-stage\" id=\"cmp-stage\" tabindex=\"-1\">")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 37, "</section><div class=\"cmp-stage\" id=\"cmp-stage\" tabindex=\"-1\">")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
@@ -370,88 +402,88 @@ func ComparePage(v CompareView) templ.Component {
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 34, "<div class=\"cmp-panes\" id=\"cmp-panes\"></div><section class=\"cmp-summary card\" id=\"cmp-summary\" aria-labelledby=\"cmp-summary-h\" hidden><h2 id=\"cmp-summary-h\">Summary</h2><ul id=\"cmp-summary-list\"></ul></section></div>")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 38, "<div class=\"cmp-panes\" id=\"cmp-panes\"></div><section class=\"cmp-summary card\" id=\"cmp-summary\" aria-labelledby=\"cmp-summary-h\" hidden><h2 id=\"cmp-summary-h\">Summary</h2><ul id=\"cmp-summary-list\"></ul></section></div>")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
 			if v.Mode != CompareShared {
-				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 35, "<section class=\"cmp-continue card\" id=\"cmp-continue\" aria-label=\"Continue the conversation\" hidden><label for=\"cmp-continue-text\">Continue in every pane</label> <textarea id=\"cmp-continue-text\" rows=\"2\" placeholder=\"Your next message\"></textarea><div class=\"actions\"><button type=\"button\" class=\"primary\" id=\"cmp-continue-all\">Send to every pane</button></div><p class=\"hint\">Each pane keeps its own answers: its next request is the shared conversation, its answers and your new messages.</p></section>")
+				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 39, "<section class=\"cmp-continue card\" id=\"cmp-continue\" aria-label=\"Continue the conversation\" hidden><label for=\"cmp-continue-text\">Continue in every pane</label> <textarea id=\"cmp-continue-text\" rows=\"2\" placeholder=\"Your next message\"></textarea><div class=\"actions\"><button type=\"button\" class=\"primary\" id=\"cmp-continue-all\">Send to every pane</button></div><p class=\"hint\">Each pane keeps its own answers: its next request is the shared conversation, its answers and your new messages.</p></section>")
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}
 			}
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 36, "<template id=\"cmp-pane-tpl\"><section class=\"cmp-pane card\" tabindex=\"-1\"><header class=\"pane-head\"><div class=\"pane-titles\"><h2 class=\"pane-label\"></h2><p class=\"pane-sub\"></p></div><span class=\"grow\"></span> ")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 40, "<template id=\"cmp-pane-tpl\"><section class=\"cmp-pane card\" tabindex=\"-1\"><header class=\"pane-head\"><div class=\"pane-titles\"><h2 class=\"pane-label\"></h2><p class=\"pane-sub\"></p></div><span class=\"grow\"></span> ")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
 			if v.Mode != CompareShared {
-				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 37, "<button type=\"button\" class=\"pane-stop\" disabled>Stop</button> <button type=\"button\" class=\"icon danger pane-remove\" aria-label=\"Remove pane\" title=\"Remove pane\">✕</button>")
+				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 41, "<button type=\"button\" class=\"pane-stop\" disabled>Stop</button> <button type=\"button\" class=\"icon danger pane-remove\" aria-label=\"Remove pane\" title=\"Remove pane\">✕</button>")
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}
 			}
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 38, "</header><div class=\"pane-badges\" aria-label=\"Awards\"></div>")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 42, "</header><div class=\"pane-badges\" aria-label=\"Awards\"></div>")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
 			if v.Mode != CompareShared {
-				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 39, "<div class=\"pane-edit\"><div class=\"field\"><label data-for=\"provider\">Provider</label> <select data-id=\"provider\" data-provider>")
+				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 43, "<div class=\"pane-edit\"><div class=\"field\"><label data-for=\"provider\">Provider</label> <select data-id=\"provider\" data-provider>")
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}
 				for _, p := range v.Providers {
-					templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 40, "<option value=\"")
-					if templ_7745c5c3_Err != nil {
-						return templ_7745c5c3_Err
-					}
-					var templ_7745c5c3_Var16 string
-					templ_7745c5c3_Var16, templ_7745c5c3_Err = templruntime.NewAttributeExpression(p.ID).Resolve(ctx)
-					if templ_7745c5c3_Err != nil {
-						return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/compare.templ`, Line: 201, Col: 30}
-					}
-					_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ_7745c5c3_Var16)
-					if templ_7745c5c3_Err != nil {
-						return templ_7745c5c3_Err
-					}
-					templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 41, "\">")
+					templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 44, "<option value=\"")
 					if templ_7745c5c3_Err != nil {
 						return templ_7745c5c3_Err
 					}
 					var templ_7745c5c3_Var17 string
-					templ_7745c5c3_Var17, templ_7745c5c3_Err = templ.JoinStringErrs(p.Name)
+					templ_7745c5c3_Var17, templ_7745c5c3_Err = templruntime.NewAttributeExpression(p.ID).Resolve(ctx)
 					if templ_7745c5c3_Err != nil {
-						return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/compare.templ`, Line: 201, Col: 41}
+						return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/compare.templ`, Line: 208, Col: 30}
 					}
-					_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var17))
+					_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ_7745c5c3_Var17)
 					if templ_7745c5c3_Err != nil {
 						return templ_7745c5c3_Err
 					}
-					templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 42, "</option>")
+					templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 45, "\">")
+					if templ_7745c5c3_Err != nil {
+						return templ_7745c5c3_Err
+					}
+					var templ_7745c5c3_Var18 string
+					templ_7745c5c3_Var18, templ_7745c5c3_Err = templ.JoinStringErrs(p.Name)
+					if templ_7745c5c3_Err != nil {
+						return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/compare.templ`, Line: 208, Col: 41}
+					}
+					_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var18))
+					if templ_7745c5c3_Err != nil {
+						return templ_7745c5c3_Err
+					}
+					templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 46, "</option>")
 					if templ_7745c5c3_Err != nil {
 						return templ_7745c5c3_Err
 					}
 				}
-				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 43, "</select></div><div class=\"field grow\"><label data-for=\"model\">Model</label> <input data-id=\"model\" data-model autocomplete=\"off\" spellcheck=\"false\" placeholder=\"model id\"><p class=\"field-error\" data-pane-error=\"model\" hidden></p></div><details class=\"pane-params\"><summary>Parameters</summary><div class=\"pane-panel\" data-panel></div></details><p class=\"field-error\" data-pane-error=\"general\" hidden></p></div>")
+				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 47, "</select></div><div class=\"field grow\"><label data-for=\"model\">Model</label> <input data-id=\"model\" data-model autocomplete=\"off\" spellcheck=\"false\" placeholder=\"model id\"><p class=\"field-error\" data-pane-error=\"model\" hidden></p></div><details class=\"pane-params\"><summary>Parameters</summary><div class=\"pane-panel\" data-panel></div></details><p class=\"field-error\" data-pane-error=\"general\" hidden></p></div>")
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}
 			} else {
-				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 44, "<p class=\"pane-spec muted\"></p>")
+				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 48, "<p class=\"pane-spec muted\"></p>")
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}
 			}
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 45, "<div class=\"pane-race\" aria-hidden=\"true\"><div class=\"race-track\"><div class=\"race-bar\"></div></div><span class=\"race-rate\">…</span></div><div class=\"pane-metrics\"><div class=\"metrics\" data-metrics></div><progress class=\"pane-progress\" aria-label=\"Progress\" hidden></progress></div><div class=\"run-error\" data-error role=\"alert\" hidden></div><div class=\"pane-output\" data-output aria-live=\"off\"><p class=\"muted empty\">The answer streams in here.</p></div>")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 49, "<div class=\"pane-race\" aria-hidden=\"true\"><div class=\"race-track\"><div class=\"race-bar\"></div></div><span class=\"race-rate\">…</span></div><div class=\"pane-metrics\"><div class=\"metrics\" data-metrics></div><progress class=\"pane-progress\" aria-label=\"Progress\" hidden></progress></div><div class=\"run-error\" data-error role=\"alert\" hidden></div><div class=\"pane-output\" data-output aria-live=\"off\"><p class=\"muted empty\">The answer streams in here.</p></div>")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
 			if v.Mode != CompareShared {
-				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 46, "<form class=\"pane-continue\" hidden><label data-for=\"continue\">Continue here only</label> <textarea data-id=\"continue\" rows=\"2\" placeholder=\"Your next message to this pane\"></textarea> <button type=\"submit\">Send to this pane</button></form>")
+				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 50, "<form class=\"pane-continue\" hidden><label data-for=\"continue\">Continue here only</label> <textarea data-id=\"continue\" rows=\"2\" placeholder=\"Your next message to this pane\"></textarea> <button type=\"submit\">Send to this pane</button></form>")
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}
 			}
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 47, "</section></template></div><script type=\"module\" src=\"/static/js/compare.js\"></script>")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 51, "</section></template></div><script type=\"module\" src=\"/static/js/compare.js\"></script>")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
@@ -485,61 +517,61 @@ func comparePresenterHead(v CompareView) templ.Component {
 		}
 		ctx = templ.InitializeContext(ctx)
 		ctx = templ.ClearChildren(ctx)
-		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 48, "<header class=\"cmp-present-head\" id=\"cmp-present-head\">")
+		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 52, "<header class=\"cmp-present-head\" id=\"cmp-present-head\">")
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
 		if v.Mode == CompareShared {
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 49, "<h1 class=\"cmp-present-title\" id=\"cmp-present-title\">")
-			if templ_7745c5c3_Err != nil {
-				return templ_7745c5c3_Err
-			}
-			var templ_7745c5c3_Var19 string
-			templ_7745c5c3_Var19, templ_7745c5c3_Err = templ.JoinStringErrs(v.Title)
-			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/compare.templ`, Line: 251, Col: 65}
-			}
-			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var19))
-			if templ_7745c5c3_Err != nil {
-				return templ_7745c5c3_Err
-			}
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 50, "</h1>")
-			if templ_7745c5c3_Err != nil {
-				return templ_7745c5c3_Err
-			}
-		} else {
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 51, "<input class=\"cmp-present-title\" id=\"cmp-present-title\" aria-label=\"Title\" maxlength=\"200\" placeholder=\"Untitled comparison\" value=\"")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 53, "<h1 class=\"cmp-present-title\" id=\"cmp-present-title\">")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
 			var templ_7745c5c3_Var20 string
-			templ_7745c5c3_Var20, templ_7745c5c3_Err = templruntime.NewAttributeExpression(v.Title).Resolve(ctx)
+			templ_7745c5c3_Var20, templ_7745c5c3_Err = templ.JoinStringErrs(v.Title)
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/compare.templ`, Line: 253, Col: 143}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/compare.templ`, Line: 258, Col: 65}
 			}
-			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ_7745c5c3_Var20)
-			if templ_7745c5c3_Err != nil {
-				return templ_7745c5c3_Err
-			}
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 52, "\">")
+			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var20))
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 54, "</h1>")
+			if templ_7745c5c3_Err != nil {
+				return templ_7745c5c3_Err
+			}
+		} else {
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 55, "<input class=\"cmp-present-title\" id=\"cmp-present-title\" aria-label=\"Title\" maxlength=\"200\" placeholder=\"Untitled comparison\" value=\"")
+			if templ_7745c5c3_Err != nil {
+				return templ_7745c5c3_Err
+			}
+			var templ_7745c5c3_Var21 string
+			templ_7745c5c3_Var21, templ_7745c5c3_Err = templruntime.NewAttributeExpression(v.Title).Resolve(ctx)
+			if templ_7745c5c3_Err != nil {
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/compare.templ`, Line: 260, Col: 143}
+			}
+			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ_7745c5c3_Var21)
+			if templ_7745c5c3_Err != nil {
+				return templ_7745c5c3_Err
+			}
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 56, "\">")
+			if templ_7745c5c3_Err != nil {
+				return templ_7745c5c3_Err
+			}
 		}
-		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 53, "<blockquote class=\"cmp-present-prompt\" id=\"cmp-present-prompt\"></blockquote><p class=\"keyhints\" id=\"cmp-keyhints\"><span><kbd>Enter</kbd> ")
+		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 57, "<blockquote class=\"cmp-present-prompt\" id=\"cmp-present-prompt\"></blockquote><p class=\"keyhints\" id=\"cmp-keyhints\"><span><kbd>Enter</kbd> ")
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
-		var templ_7745c5c3_Var21 string
-		templ_7745c5c3_Var21, templ_7745c5c3_Err = templ.JoinStringErrs(presenterRunHint(v.Mode))
+		var templ_7745c5c3_Var22 string
+		templ_7745c5c3_Var22, templ_7745c5c3_Err = templ.JoinStringErrs(presenterRunHint(v.Mode))
 		if templ_7745c5c3_Err != nil {
-			return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/compare.templ`, Line: 257, Col: 52}
+			return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/compare.templ`, Line: 264, Col: 52}
 		}
-		_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var21))
+		_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var22))
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
-		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 54, "</span> <span><kbd>Esc</kbd> stop</span> <span><kbd>←</kbd><kbd>→</kbd> panes</span> <span><kbd>s</kbd> summary</span> <span><kbd>p</kbd> leave presenter mode</span></p></header>")
+		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 58, "</span> <span><kbd>Esc</kbd> stop</span> <span><kbd>←</kbd><kbd>→</kbd> panes</span> <span><kbd>s</kbd> summary</span> <span><kbd>p</kbd> leave presenter mode</span></p></header>")
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
@@ -573,17 +605,17 @@ func compareShare(v CompareView) templ.Component {
 		}
 		ctx = templ.InitializeContext(ctx)
 		ctx = templ.ClearChildren(ctx)
-		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 55, "<div class=\"cmp-share\" id=\"cmp-share\"")
+		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 59, "<div class=\"cmp-share\" id=\"cmp-share\"")
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
 		if v.Group == 0 {
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 56, " hidden")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 60, " hidden")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
 		}
-		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 57, "><a id=\"cmp-saved-link\" href=\"#\" hidden>Open the saved comparison</a>")
+		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 61, "><a id=\"cmp-saved-link\" href=\"#\" hidden>Open the saved comparison</a>")
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
@@ -591,7 +623,7 @@ func compareShare(v CompareView) templ.Component {
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
-		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 58, "</div>")
+		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 62, "</div>")
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}

@@ -1045,7 +1045,7 @@ type PriceRowView struct {
 	Provider, Model                  string
 	Input, Output, Cached, Reasoning string
 	Source                           string
-	Set                              string // when and by whom an admin set it
+	Set                              string // when and by whom an admin set it, or since when the provider's listing gives it
 	EditURL                          string
 }
 

@@ -36,6 +36,8 @@ import { ROLES, contentText, jsonHeaders, postJSON, metricsList, showAnswerLabel
     replayBtn: $("#cmp-replay"),
     presentBtn: $("#cmp-present"),
     status: $("#cmp-status"),
+    budget: $("#cmp-budget"),
+    error: $("#cmp-error"),
     system: $("#cmp-system"),
     prompt: $("#cmp-prompt"),
     promptForm: $("#cmp-prompt-form"),
@@ -510,6 +512,7 @@ import { ROLES, contentText, jsonHeaders, postJSON, metricsList, showAnswerLabel
     if (ep === "completion" && turn !== undefined) return false;
     clearPaneErrors();
     say("");
+    if (ui.error) hideRunError(ui.error);
     const base = turn === undefined ? readConversation() : state.base;
     const errors = state.panes.map(() => ({}));
     // The shared prompt goes to every pane as written: an array stays an
@@ -539,6 +542,7 @@ import { ROLES, contentText, jsonHeaders, postJSON, metricsList, showAnswerLabel
       say("Knobs could not be reached: " + e.message, true);
       return false;
     }
+    showBudget(res);
     let group, runs, events;
     if (EventStream.isStream(res)) {
       group = Number(res.headers.get("X-Knobs-Group"));
@@ -553,7 +557,11 @@ import { ROLES, contentText, jsonHeaders, postJSON, metricsList, showAnswerLabel
           const p = state.panes[ip.index];
           if (p) for (const [f, m] of Object.entries(ip.fields || {})) paneError(p, f, m);
         }
-        say(data.error || `Knobs answered ${res.status}.`, true);
+        // A monthly budget refuses the whole comparison before anything
+        // is sent: its message says which cap, what was spent and when
+        // it resets, shown as the playground shows it.
+        if (res.status === 402 && ui.error) showRunError(ui.error, { kind: "monthly_budget", message: data.error });
+        else say(data.error || `Knobs answered ${res.status}.`, true);
         return false;
       }
       ({ group, runs, events } = data);
@@ -573,6 +581,16 @@ import { ROLES, contentText, jsonHeaders, postJSON, metricsList, showAnswerLabel
     if (events) stream.listen(events);
     else stream.read(res);
     return true;
+  }
+
+  // showBudget shows the warning of a monthly budget a run's answer
+  // carries, as the playground does; an answer without one leaves the
+  // banner as it is.
+  function showBudget(res) {
+    const warning = res.headers.get("X-Knobs-Budget-Warning");
+    if (!warning || !ui.budget) return;
+    ui.budget.textContent = warning;
+    ui.budget.hidden = false;
   }
 
   function showPromptError(msg) {
@@ -600,13 +618,15 @@ import { ROLES, contentText, jsonHeaders, postJSON, metricsList, showAnswerLabel
       return false;
     }
     let events = "";
+    showBudget(res);
     if (EventStream.isStream(res)) id = Number(res.headers.get("X-Knobs-Run"));
     else {
       const data = await res.json().catch(() => ({}));
       if (!res.ok) {
         closeStream();
         for (const [f, m] of Object.entries(data.fields || {})) paneError(p, f, m);
-        if (!data.fields) paneError(p, "general", data.error || `Knobs answered ${res.status}.`);
+        if (res.status === 402) showRunError(p.error, { kind: "monthly_budget", message: data.error });
+        else if (!data.fields) paneError(p, "general", data.error || `Knobs answered ${res.status}.`);
         return false;
       }
       id = data.id;
