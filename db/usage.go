@@ -45,10 +45,12 @@ type runCost struct {
 	// priced says the cost is known: the run had a price, or the
 	// provider reported its own figure.
 	priced bool
-	price  *runPrice
+	price  *RunPrice
 }
 
-type runPrice struct {
+// RunPrice is the price a run is costed at, USD per million tokens, as
+// the runner's result keeps it.
+type RunPrice struct {
 	Input       float64 `json:"input"`
 	Output      float64 `json:"output"`
 	CachedInput float64 `json:"cached_input"`
@@ -72,7 +74,7 @@ func costOf(result string) runCost {
 		Metrics struct {
 			CostUSD float64 `json:"cost_usd"`
 		} `json:"metrics"`
-		Price *runPrice `json:"price"`
+		Price *RunPrice `json:"price"`
 	}
 	if json.Unmarshal([]byte(result), &r) != nil {
 		return runCost{}
@@ -119,7 +121,8 @@ SELECT user_id, provider, model, ifnull(preset_id, 0), ifnull(experiment_id, 0),
 	}
 	_, err = tx.ExecContext(ctx, `
 UPDATE runs SET status = ?, result = ?, finished_at = ?, input_tokens = ?, output_tokens = ?, cached_tokens = ?, reasoning_tokens = ?,
-	cost_usd = ?, priced = ?, price_input = ?, price_output = ?, price_cached = ?, price_reasoning = ?
+	cost_usd = ?, priced = ?, price_input = ifnull(?, price_input), price_output = ifnull(?, price_output),
+	price_cached = ifnull(?, price_cached), price_reasoning = ifnull(?, price_reasoning)
 WHERE id = ?`,
 		status, result, at.UnixMilli(), c.input, c.output, c.cached, c.reasoning, c.costUSD, c.priced, pi, po, pc, pr, id)
 	if err != nil {

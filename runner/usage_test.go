@@ -1,13 +1,20 @@
 package runner_test
 
 import (
+	"context"
+	"encoding/json"
+	"io"
+	"log/slog"
 	"math"
 	"net/http"
 	"net/http/httptest"
+	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
 	"knobs/db"
+	"knobs/db/dbtest"
 	"knobs/llm"
 	"knobs/llm/sim"
 	"knobs/runner"
@@ -75,4 +82,87 @@ func TestAStoppedRunCountsItsReasoningApart(t *testing.T) {
 		t.Fatalf("status %s, want cancelled", r.Status)
 	}
 	wantThinkingUsage(t, res)
+}
+
+// A priced run cut by a crash is counted at its price when Knobs comes
+// back, from what its checkpoints stored: its prompt as sent, a token per
+// output frame, reasoning apart, on the day it last streamed.
+func TestARunCutByARestartIsCountedAtItsPrice(t *testing.T) {
+	ctx := t.Context()
+	path := filepath.Join(t.TempDir(), "knobs.db")
+	dbtest.Fresh(t, path)
+	store, err := db.Open(ctx, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	u, err := store.CreateUser(ctx, db.SignUp{Username: "ada", PasswordHash: "x"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := runner.New(store, slog.New(slog.NewTextHandler(io.Discard, nil)), runner.Options{Checkpoint: 20 * time.Millisecond})
+	defer func() {
+		// The first runner still holds its (now closed) store; stop it.
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		r.Shutdown(ctx)
+	}()
+	slots, err := r.Reserve(u.ID, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	created := time.Date(2026, 6, 1, 12, 0, 0, 0, time.UTC)
+	row := db.Run{ID: store.NextRunID(), UserID: u.ID, Provider: "sim", Endpoint: "chat", Model: "sim-reasoning", Spec: `{"provider":"sim","endpoint":"chat","body":{}}`, CreatedAt: created}
+	run, err := slots.Create(row, thinkingUpstream(t), chatSpec(thinkingBody), thinkingModel)
+	slots.Release()
+	if err != nil {
+		t.Fatal(err)
+	}
+	leave := run.Subscribe()
+	defer leave()
+	waitFrame(t, run, "delta")
+	// Wait for a checkpoint with every frame, then "crash": the process
+	// goes away without the runner storing anything more.
+	for i := 0; ; i++ {
+		events, _ := store.RunEvents(ctx, u.ID, row.ID)
+		if strings.Contains(string(events), "Because") {
+			break
+		}
+		if i > 500 {
+			t.Fatal("no checkpoint within 5s")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	store.Close()
+
+	store2, err := db.Open(ctx, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer store2.Close()
+	if n, err := store2.InterruptRuns(ctx, runner.ResultFromFrames); err != nil || n != 1 {
+		t.Fatalf("InterruptRuns = %d, %v; want 1", n, err)
+	}
+	got, err := store2.Run(ctx, u.ID, row.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var res runner.Result
+	if err := json.Unmarshal([]byte(got.Result), &res); err != nil {
+		t.Fatal(err)
+	}
+	if got.Status != db.RunInterrupted || res.Choices[0].Content != "Because" {
+		t.Fatalf("after the restart: %s %s", got.Status, got.Result)
+	}
+	wantThinkingUsage(t, res)
+	if res.Price == nil || res.Price.Reasoning != 5 {
+		t.Errorf("the result keeps the price %+v, want the one the run started with", res.Price)
+	}
+	rep, err := store2.Usage(ctx, db.UsageQuery{From: created.AddDate(0, 0, -1), To: time.Now(), GroupBy: db.UsageByDay})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Rows) != 1 || rep.Rows[0].Key != "2026-06-01" || rep.Total.Calls != 1 || rep.Total.UnpricedCalls != 0 ||
+		rep.Total.ReasoningTokens != 3 || math.Abs(rep.Total.CostUSD-res.Metrics.CostUSD) > 1e-12 || rep.Total.CostUSD <= 0 {
+		t.Errorf("usage after the restart: %+v, want one priced call of $%g on 2026-06-01", rep, res.Metrics.CostUSD)
+	}
 }
