@@ -3,6 +3,7 @@ package db
 import (
 	"context"
 	"database/sql"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"time"
@@ -53,6 +54,10 @@ type Run struct {
 	ExperimentID int64
 	// ArenaID is the arena the run made an answer for; 0 when none.
 	ArenaID int64
+	// Price is what the run's tokens are costed at, stored with its row
+	// so that a run cut by a restart is costed as it would have been;
+	// nil when its model has no price. Written only by Create.
+	Price *RunPrice
 }
 
 // nullID stores 0 as NULL.
@@ -167,12 +172,16 @@ func writeRun(ctx context.Context, tx *sql.Tx, w RunWrite) error {
 		if r.GroupID != 0 {
 			pane = r.Pane
 		}
+		var pi, po, pc, pr any // NULL without a price
+		if p := r.Price; p != nil {
+			pi, po, pc, pr = p.Input, p.Output, p.CachedInput, p.Reasoning
+		}
 		_, err := tx.ExecContext(ctx, `
 INSERT INTO runs (id, user_id, provider, endpoint, model, spec, status, created_at, preset_id, group_id, pane, prompt_line, variables,
-	experiment_id, arena_id)
-VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+	experiment_id, arena_id, price_input, price_output, price_cached, price_reasoning)
+VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 			w.RunID, r.UserID, r.Provider, r.Endpoint, r.Model, r.Spec, RunRunning, r.CreatedAt.UnixMilli(),
-			nullID(r.PresetID), nullID(r.GroupID), pane, p.PromptLine, r.Variables, nullID(r.ExperimentID), nullID(r.ArenaID))
+			nullID(r.PresetID), nullID(r.GroupID), pane, p.PromptLine, r.Variables, nullID(r.ExperimentID), nullID(r.ArenaID), pi, po, pc, pr)
 		if err != nil {
 			return err
 		}
@@ -259,12 +268,25 @@ SELECT ifnull(w.response, x'') FROM runs r LEFT JOIN run_raw w ON w.run_id = r.i
 	return raw, nil
 }
 
+// StoppedRun is what is stored of a run that stopped with its process,
+// for rebuilding its result: its endpoint and spec (the template, as
+// the user wrote it), the frames its checkpoints stored, and the price
+// it was started at (nil when none).
+type StoppedRun struct {
+	Endpoint string
+	Spec     string
+	Frames   []byte
+	Price    *RunPrice
+}
+
 // InterruptRuns marks every run still running as interrupted; Knobs calls
 // it at start-up. Such a run's result was never written (a run stores its
-// result once, when it ends): rebuild, when not nil, makes it from the
-// frames its checkpoints stored, so that its output up to the last
-// checkpoint is kept and searchable. It returns how many runs there were.
-func (s *Store) InterruptRuns(ctx context.Context, rebuild func(frames []byte) string) (int64, error) {
+// result once, when it ends): rebuild, when not nil, makes it from what
+// its checkpoints stored, so that its output up to the last checkpoint is
+// kept and searchable, and what it used is counted, at its price. The
+// run counts on the day of its last stored frame, not the day Knobs came
+// back. It returns how many runs there were.
+func (s *Store) InterruptRuns(ctx context.Context, rebuild func(StoppedRun) string) (int64, error) {
 	rows, err := s.r.QueryContext(ctx, `SELECT id FROM runs WHERE status = ?`, RunRunning)
 	if err != nil {
 		return 0, fmt.Errorf("db: unable to list interrupted runs: %w", err)
@@ -284,25 +306,44 @@ func (s *Store) InterruptRuns(ctx context.Context, rebuild func(frames []byte) s
 	}
 	now := time.Now()
 	for _, id := range ids {
-		var result string
-		if err := s.r.QueryRowContext(ctx, `SELECT result FROM runs WHERE id = ?`, id).Scan(&result); err != nil {
+		var (
+			result  string
+			created int64
+			stopped StoppedRun
+			price   [4]sql.NullFloat64
+		)
+		err := s.r.QueryRowContext(ctx, `
+SELECT result, endpoint, spec, created_at, price_input, price_output, price_cached, price_reasoning FROM runs WHERE id = ?`, id).
+			Scan(&result, &stopped.Endpoint, &stopped.Spec, &created, &price[0], &price[1], &price[2], &price[3])
+		if err != nil {
 			return 0, fmt.Errorf("db: unable to load interrupted run %d: %w", id, err)
 		}
+		if price[0].Valid {
+			stopped.Price = &RunPrice{Input: price[0].Float64, Output: price[1].Float64, CachedInput: price[2].Float64, Reasoning: price[3].Float64}
+		}
+		at := now
 		if rebuild != nil {
-			frames, _, err := runStream(ctx, s.r, id, false)
+			frames, times, err := runStream(ctx, s.r, id, true)
 			if err != nil {
 				return 0, fmt.Errorf("db: unable to load the stream of interrupted run %d: %w", id, err)
 			}
 			if len(frames) > 0 {
-				result = rebuild(frames)
+				stopped.Frames = frames
+				result = rebuild(stopped)
+			}
+			if n := len(times); n >= 4 {
+				last := time.UnixMilli(created).Add(time.Duration(binary.LittleEndian.Uint32(times[n-4:])) * time.Millisecond)
+				if last.Before(now) {
+					at = last
+				}
 			}
 		}
-		err := s.tx(ctx, func(tx *sql.Tx) error {
+		err = s.tx(ctx, func(tx *sql.Tx) error {
 			var status string
 			if err := tx.QueryRowContext(ctx, `SELECT status FROM runs WHERE id = ?`, id).Scan(&status); err != nil || status != RunRunning {
 				return err
 			}
-			if err := finishRun(ctx, tx, id, RunInterrupted, result, now); err != nil {
+			if err := finishRun(ctx, tx, id, RunInterrupted, result, at); err != nil {
 				return err
 			}
 			return indexOutput(ctx, tx, id, resultText(result))

@@ -45,10 +45,12 @@ type runCost struct {
 	// priced says the cost is known: the run had a price, or the
 	// provider reported its own figure.
 	priced bool
-	price  *runPrice
+	price  *RunPrice
 }
 
-type runPrice struct {
+// RunPrice is the price a run is costed at, USD per million tokens, as
+// the runner's result keeps it.
+type RunPrice struct {
 	Input       float64 `json:"input"`
 	Output      float64 `json:"output"`
 	CachedInput float64 `json:"cached_input"`
@@ -57,7 +59,8 @@ type runPrice struct {
 
 // costOf reads a run's usage, cost and price out of its result JSON (the
 // runner's Result). Output tokens count reasoning once, as the runner
-// does; cached tokens are part of the input, reasoning part of the output.
+// does; cached tokens are part of the input (and no more than it),
+// reasoning part of the output.
 func costOf(result string) runCost {
 	var r struct {
 		Usage *struct {
@@ -71,14 +74,14 @@ func costOf(result string) runCost {
 		Metrics struct {
 			CostUSD float64 `json:"cost_usd"`
 		} `json:"metrics"`
-		Price *runPrice `json:"price"`
+		Price *RunPrice `json:"price"`
 	}
 	if json.Unmarshal([]byte(result), &r) != nil {
 		return runCost{}
 	}
 	c := runCost{costUSD: r.Metrics.CostUSD, price: r.Price}
 	if u := r.Usage; u != nil {
-		c.input, c.cached, c.reasoning = u.PromptTokens, u.CachedTokens, u.ReasoningTokens
+		c.input, c.cached, c.reasoning = u.PromptTokens, min(u.CachedTokens, u.PromptTokens), u.ReasoningTokens
 		c.output = u.CompletionTokens
 		if u.ReasoningApart {
 			c.output += u.ReasoningTokens
@@ -89,9 +92,10 @@ func costOf(result string) runCost {
 	return c
 }
 
-// finishRun stores a run's final state with what it used and cost, and,
-// when the run was still running, adds it to usage_daily: a run is
-// counted once, however often its ending is written.
+// finishRun stores a run's final state with what it used and cost, and
+// adds it to the roll-ups, when the run is still running: a run ends
+// once, however often its ending is written, and a later write changes
+// neither what it is nor what it counted.
 func finishRun(ctx context.Context, tx *sql.Tx, id int64, status, result string, at time.Time) error {
 	var (
 		user                  int64
@@ -107,6 +111,9 @@ SELECT user_id, provider, model, ifnull(preset_id, 0), ifnull(experiment_id, 0),
 	if err != nil {
 		return err
 	}
+	if prev != RunRunning {
+		return nil
+	}
 	c := costOf(result)
 	var pi, po, pc, pr any
 	if p := c.price; p != nil {
@@ -114,14 +121,12 @@ SELECT user_id, provider, model, ifnull(preset_id, 0), ifnull(experiment_id, 0),
 	}
 	_, err = tx.ExecContext(ctx, `
 UPDATE runs SET status = ?, result = ?, finished_at = ?, input_tokens = ?, output_tokens = ?, cached_tokens = ?, reasoning_tokens = ?,
-	cost_usd = ?, priced = ?, price_input = ?, price_output = ?, price_cached = ?, price_reasoning = ?
+	cost_usd = ?, priced = ?, price_input = ifnull(?, price_input), price_output = ifnull(?, price_output),
+	price_cached = ifnull(?, price_cached), price_reasoning = ifnull(?, price_reasoning)
 WHERE id = ?`,
 		status, result, at.UnixMilli(), c.input, c.output, c.cached, c.reasoning, c.costUSD, c.priced, pi, po, pc, pr, id)
 	if err != nil {
 		return err
-	}
-	if prev != RunRunning {
-		return nil
 	}
 	return addUsage(ctx, tx, usageKey{day: unixDay(at), user: user, provider: provider, model: model, preset: preset, experiment: exp, arena: arena},
 		status == RunError, c)
@@ -186,61 +191,80 @@ const addFigures = `calls = calls + 1, errors = errors + excluded.errors,
 	cost_usd = cost_usd + excluded.cost_usd, unpriced_calls = unpriced_calls + excluded.unpriced_calls,
 	unpriced_tokens = unpriced_tokens + excluded.unpriced_tokens`
 
-// backfillUsage fills the token columns of every finished run stored
-// before migration 18 and rolls them up, inside that migration. Their
-// cost is the one they were stored with; the price it came from was not
-// kept then.
+// backfillUsage rolls up every finished run stored before the usage
+// migration, inside that migration, in SQL: the results (up to 8 MiB
+// each) are read by SQLite's JSON functions where they lie, never loaded
+// into Knobs, and the runs rows are left as they are (rewriting them
+// would copy the whole table, results and all, into the write-ahead log
+// while Knobs waits to start: BENCHMARKS.md). The figures are costOf's:
+// output counts reasoning once, cached tokens are capped at the input;
+// the cost is the one the run was stored with, its price was not kept
+// then. A call counts as unpriced only when it used tokens that have no
+// cost: an old call that failed before any token is no sign that its
+// model lacks a price. An arena's answers are counted to their arena.
 func backfillUsage(ctx context.Context, tx *sql.Tx) error {
-	var after int64
-	for {
-		rows, err := tx.QueryContext(ctx, `
-SELECT id, user_id, provider, model, ifnull(preset_id, 0), ifnull(experiment_id, 0), status, result, ifnull(finished_at, created_at), cost_usd
-FROM runs WHERE id > ? AND status != ? ORDER BY id LIMIT 500`, after, RunRunning)
-		if err != nil {
-			return fmt.Errorf("db: unable to read runs to roll up: %w", err)
-		}
-		type row struct {
-			id     int64
-			k      usageKey
-			status string
-			result string
-			at     int64
-			cost   float64
-		}
-		var batch []row
-		for rows.Next() {
-			var r row
-			if err := rows.Scan(&r.id, &r.k.user, &r.k.provider, &r.k.model, &r.k.preset, &r.k.experiment, &r.status, &r.result, &r.at, &r.cost); err != nil {
-				rows.Close()
-				return fmt.Errorf("db: unable to read runs to roll up: %w", err)
-			}
-			batch = append(batch, r)
-		}
-		rows.Close()
-		if err := rows.Err(); err != nil {
-			return fmt.Errorf("db: unable to read runs to roll up: %w", err)
-		}
-		if len(batch) == 0 {
-			return nil
-		}
-		for _, r := range batch {
-			c := costOf(r.result)
-			c.costUSD = r.cost
-			c.priced = c.priced || r.cost > 0
-			_, err := tx.ExecContext(ctx, `
-UPDATE runs SET input_tokens = ?, output_tokens = ?, cached_tokens = ?, reasoning_tokens = ?, priced = ? WHERE id = ?`,
-				c.input, c.output, c.cached, c.reasoning, c.priced, r.id)
-			if err != nil {
-				return fmt.Errorf("db: unable to roll up run %d: %w", r.id, err)
-			}
-			r.k.day = floorDiv(r.at, dayMillis)
-			if err := addUsage(ctx, tx, r.k, r.status == RunError, c); err != nil {
-				return fmt.Errorf("db: unable to roll up run %d: %w", r.id, err)
-			}
-		}
-		after = batch[len(batch)-1].id
+	var arenaRuns int
+	err := tx.QueryRowContext(ctx, `SELECT count(*) FROM pragma_table_info('arena_answers') WHERE name = 'run_id'`).Scan(&arenaRuns)
+	if err != nil {
+		return fmt.Errorf("db: unable to roll up older runs: %w", err)
 	}
+	arena, answers := `0`, ``
+	if arenaRuns > 0 {
+		arena = `ifnull(aa.arena_id, 0)`
+		answers = `LEFT JOIN (SELECT run_id, min(arena_id) AS arena_id FROM arena_answers WHERE run_id IS NOT NULL GROUP BY run_id) aa ON aa.run_id = r.id`
+	}
+	// One row per run, its result parsed once: the usage object, the
+	// two costs the runner may have written and the price. A result that
+	// is not JSON is a call with nothing else known, as costOf reads it.
+	steps := []string{`
+CREATE TEMP TABLE usage_backfill AS
+WITH parsed AS (
+	SELECT r.user_id, r.provider, r.model, ifnull(r.preset_id, 0) AS preset, ifnull(r.experiment_id, 0) AS experiment,
+		` + arena + ` AS arena, r.status = '` + RunError + `' AS failed, r.cost_usd AS stored_cost,
+		ifnull(r.finished_at, r.created_at) AS at,
+		CASE WHEN json_valid(r.result) THEN json_extract(r.result, '$.usage', '$.metrics.cost_usd', '$.price') END AS j
+	FROM runs r ` + answers + ` WHERE r.status <> '` + RunRunning + `'
+), figures AS (
+	SELECT user_id, provider, model, preset, experiment, arena, failed,
+		(at - ((at % ` + strconv.Itoa(dayMillis) + `) + ` + strconv.Itoa(dayMillis) + `) % ` + strconv.Itoa(dayMillis) + `) / ` + strconv.Itoa(dayMillis) + ` AS day,
+		ifnull(j ->> '$[0].prompt_tokens', 0) AS input,
+		ifnull(j ->> '$[0].completion_tokens', 0) + CASE WHEN j ->> '$[0].reasoning_apart' THEN ifnull(j ->> '$[0].reasoning_tokens', 0) ELSE 0 END AS output,
+		ifnull(j ->> '$[0].cached_tokens', 0) AS cached,
+		ifnull(j ->> '$[0].reasoning_tokens', 0) AS reasoning,
+		coalesce(nullif(j ->> '$[1]', 0), nullif(j ->> '$[0].cost_usd', 0), stored_cost, 0) AS cost,
+		j ->> '$[2]' IS NOT NULL AS has_price
+	FROM parsed
+)
+SELECT user_id, provider, model, preset, experiment, arena, day, failed, input, output, min(cached, input) AS cached, reasoning, cost,
+	CASE WHEN has_price OR cost > 0 OR input + output = 0 THEN 0 ELSE 1 END AS unpriced
+FROM figures`,
+		`INSERT INTO usage_daily (day, user_id, provider, model, ` + backfillColumns + `)
+SELECT day, user_id, provider, model, ` + backfillSums + ` FROM usage_backfill GROUP BY day, user_id, provider, model`,
+		`INSERT INTO usage_daily_team (day, provider, model, ` + backfillColumns + `)
+SELECT day, provider, model, ` + backfillSums + ` FROM usage_backfill GROUP BY day, provider, model`,
+		`INSERT INTO usage_daily_user (day, user_id, ` + backfillColumns + `)
+SELECT day, user_id, ` + backfillSums + ` FROM usage_backfill GROUP BY day, user_id`,
+	}
+	for _, by := range []string{UsageByPreset, UsageByExperiment, UsageByArena} {
+		steps = append(steps, `INSERT INTO usage_daily_by (kind, day, user_id, ref_id, `+backfillColumns+`)
+SELECT '`+by+`', day, user_id, `+by+`, `+backfillSums+` FROM usage_backfill WHERE `+by+` <> 0 GROUP BY day, user_id, `+by)
+	}
+	steps = append(steps, `DROP TABLE temp.usage_backfill`)
+	for _, q := range steps {
+		if _, err := tx.ExecContext(ctx, q); err != nil {
+			return fmt.Errorf("db: unable to roll up older runs: %w", err)
+		}
+	}
+	return nil
 }
+
+// backfillColumns and backfillSums are the roll-ups' figures and how
+// backfillUsage sums them from its table of runs.
+const (
+	backfillColumns = `calls, errors, input_tokens, output_tokens, cached_tokens, reasoning_tokens, cost_usd, unpriced_calls, unpriced_tokens`
+	backfillSums    = `count(*), sum(failed), sum(input), sum(output), sum(cached), sum(reasoning),
+	total(CASE WHEN unpriced THEN 0 ELSE cost END), sum(unpriced), sum(CASE WHEN unpriced THEN input + output ELSE 0 END)`
+)
 
 // Usage groupings: what UsageQuery.GroupBy takes.
 const (

@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -207,4 +208,116 @@ func BenchmarkSpentSinceMonth(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
+}
+
+// migrationBenchRuns and migrationBenchResult are the history the usage
+// migration is measured on: finished runs with long answers, as a team
+// that has used Knobs for a while leaves them.
+const (
+	migrationBenchRuns   = 2_000
+	migrationBenchResult = 200 << 10
+)
+
+// migrationBenchFile returns a database file left at the schema version
+// before the usage migration, holding migrationBenchRuns finished runs
+// whose results are each about migrationBenchResult bytes. It is kept in
+// os.TempDir for the next run.
+func migrationBenchFile(b *testing.B) string {
+	b.Helper()
+	ctx := context.Background()
+	path := filepath.Join(os.TempDir(), fmt.Sprintf("knobs-usage-migration-v%d-%d.db", UsageVersion()-1, migrationBenchRuns))
+	if _, err := os.Stat(path); err == nil {
+		return path
+	}
+	tmp := path + ".seeding"
+	os.Remove(tmp)
+	if err := MigrateTo(ctx, tmp, UsageVersion()-1); err != nil {
+		b.Fatal(err)
+	}
+	raw, err := sql.Open("sqlite", "file:"+tmp+"?_pragma=busy_timeout(5000)")
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer raw.Close()
+	raw.SetMaxOpenConns(1)
+	if _, err := raw.ExecContext(ctx, `INSERT INTO users (id, username, password_hash, role, created_at) VALUES (1, 'ada', 'x', 'admin', 0), (2, 'bob', 'x', 'member', 0)`); err != nil {
+		b.Fatal(err)
+	}
+	tx, err := raw.BeginTx(ctx, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer tx.Rollback()
+	answer := strings.Repeat("All work and no play makes a long answer. ", migrationBenchResult/42)
+	start := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	models := []struct{ provider, model string }{{"xai", "grok-3"}, {"cerebras", "gpt-oss-120b"}, {"sim", "sim-reasoning"}}
+	for i := range migrationBenchRuns {
+		m := models[i%len(models)]
+		at := start.Add(time.Duration(i) * 3 * time.Hour).UnixMilli()
+		status, cost := RunDone, float64(i%7)/1000
+		if i%20 == 0 {
+			status = RunError
+		}
+		if m.provider == "sim" {
+			cost = 0
+		}
+		result := fmt.Sprintf(`{"choices":[{"index":0,"content":%q}],"usage":{"prompt_tokens":%d,"completion_tokens":%d,"reasoning_tokens":%d,"cached_tokens":%d},"metrics":{"tokens":%d,"cost_usd":%g}}`,
+			answer, 100+i%50, 2000+i%300, i%100, i%40, 2000+i%300, cost)
+		_, err := tx.ExecContext(ctx, `
+INSERT INTO runs (id, user_id, provider, endpoint, model, spec, status, created_at, finished_at, result, cost_usd, preset_id, experiment_id)
+VALUES (?, ?, ?, 'chat', ?, '{}', ?, ?, ?, ?, ?, ?, ?)`,
+			i+1, 1+i%2, m.provider, m.model, status, at, at+20_000, result, cost, nullID(int64(i%3)), nullID(int64(i%5)))
+		if err != nil {
+			b.Fatal(err)
+		}
+	}
+	if err := tx.Commit(); err != nil {
+		b.Fatal(err)
+	}
+	if err := raw.Close(); err != nil {
+		b.Fatal(err)
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		b.Fatal(err)
+	}
+	return path
+}
+
+// BenchmarkUsageMigration is Knobs' first start after the upgrade that
+// brings the usage roll-ups, on migrationBenchRuns runs of 200 KB: how
+// long the start waits on the migration, what it allocates and how large
+// a write-ahead log it leaves (wal-MB), which the disk must hold until
+// the next checkpoint.
+func BenchmarkUsageMigration(b *testing.B) {
+	src := migrationBenchFile(b)
+	image, err := os.ReadFile(src)
+	if err != nil {
+		b.Fatal(err)
+	}
+	ctx := context.Background()
+	b.ReportAllocs()
+	var wal int64
+	for i := 0; i < b.N; i++ {
+		b.StopTimer()
+		path := filepath.Join(b.TempDir(), "knobs.db")
+		if err := os.WriteFile(path, image, 0o600); err != nil {
+			b.Fatal(err)
+		}
+		b.StartTimer()
+		s, err := Open(ctx, path)
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.StopTimer()
+		if fi, err := os.Stat(path + "-wal"); err == nil {
+			wal = fi.Size()
+		}
+		var calls int64
+		if err := s.r.QueryRowContext(ctx, `SELECT sum(calls) FROM usage_daily_team`).Scan(&calls); err != nil || calls != migrationBenchRuns {
+			b.Fatalf("the roll-ups count %d calls (%v), want %d", calls, err, migrationBenchRuns)
+		}
+		s.Close()
+		b.StartTimer()
+	}
+	b.ReportMetric(float64(wal)/1e6, "wal-MB")
 }

@@ -2,11 +2,13 @@ package db_test
 
 import (
 	"context"
+	"database/sql"
 	"encoding/json"
 	"fmt"
 	"math"
 	"math/rand/v2"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -358,5 +360,154 @@ VALUES (2, 1, 'local', 'chat', 'llama', '{}', 'error', %d, %d, '{"usage":{"promp
 	must(t, err)
 	if rep.Total.Calls != 3 || !sameFigures(rep.Rows[0].UsageFigures, rep.Total) || math.Abs(rep.Total.CostUSD-0.75) > 1e-9 {
 		t.Fatalf("after the running run ended: %+v", rep)
+	}
+}
+
+// Runs with long answers are rolled up by the migration from their
+// results where they lie: the roll-ups hold their figures, and the runs
+// rows are left as they were (their token columns stay empty). An old
+// arena answer counts to its arena; an old call that failed before any
+// token, at no cost, does not make its model look unpriced.
+func TestUsageMigrationLeavesLargeRunsAlone(t *testing.T) {
+	ctx := context.Background()
+	path := t.TempDir() + "/old.db"
+	must(t, db.MigrateTo(ctx, path, db.UsageVersion()-1))
+	raw := rawDB(t, path)
+	day := time.Date(2026, 6, 30, 22, 0, 0, 0, time.UTC)
+	long := strings.Repeat("a long answer ", 300_000/14) // about 300 KB
+	results := map[int]string{
+		// done, priced, reasoning counted within the output
+		1: fmt.Sprintf(`{"choices":[{"content":%q}],"usage":{"prompt_tokens":1000,"completion_tokens":400,"reasoning_tokens":100,"cached_tokens":200},"metrics":{"cost_usd":0.5}}`, long),
+		// xAI: reasoning apart, the cost in the usage only; an arena answer
+		2: fmt.Sprintf(`{"choices":[{"content":%q}],"usage":{"prompt_tokens":10,"completion_tokens":20,"reasoning_tokens":30,"reasoning_apart":true,"cost_usd":0.25}}`, long),
+		// failed before any token: no cost, no tokens
+		3: `{"choices":[],"error":{"message":"rate limited"}}`,
+		// tokens and no cost: unpriced; cached above the input is capped
+		4: fmt.Sprintf(`{"choices":[{"content":%q}],"usage":{"prompt_tokens":50,"completion_tokens":5,"cached_tokens":80}}`, long),
+		// not JSON: counted as a call with nothing known
+		5: `{"choices":[`,
+	}
+	statuses := map[int]string{1: "done", 2: "done", 3: "error", 4: "cancelled", 5: "done"}
+	for _, q := range []string{
+		`INSERT INTO users (id, username, password_hash, role, created_at) VALUES (1, 'ada', 'x', 'admin', 0)`,
+		`INSERT INTO arenas (id, owner_id, name, token, audience, mode, prompts_kind, status, created_at) VALUES (4, 1, 'duel', 't', 'team', 'pregenerated', 'list', 'ready', 0)`,
+		`INSERT INTO arena_answers (arena_id, prompt_idx, contestant, status, run_id) VALUES (4, 0, 0, 'done', 2)`,
+	} {
+		_, err := raw.Exec(q)
+		must(t, err)
+	}
+	for id := 1; id <= 5; id++ {
+		model := "grok-3"
+		if id == 4 {
+			model = "llama"
+		}
+		_, err := raw.Exec(`INSERT INTO runs (id, user_id, provider, endpoint, model, spec, status, created_at, finished_at, result, cost_usd)
+VALUES (?, 1, 'xai', 'chat', ?, '{}', ?, ?, ?, ?, ?)`, id, model, statuses[id], day.UnixMilli(), day.Add(time.Duration(id)*30*time.Minute).UnixMilli(), results[id],
+			map[int]float64{1: 0.5}[id])
+		must(t, err)
+	}
+	before := runRows(t, raw)
+	raw.Close()
+
+	s, err := db.Open(ctx, path)
+	must(t, err)
+	defer s.Close()
+	from, to := day, day.AddDate(0, 0, 1)
+	// Runs 1 to 3 end on June 30th, 4 and 5 on July 1st (UTC).
+	byDay, err := s.Usage(ctx, db.UsageQuery{From: from, To: to, GroupBy: db.UsageByDay})
+	must(t, err)
+	want := []db.UsageFigures{
+		{Calls: 3, Errors: 1, InputTokens: 1010, OutputTokens: 450, CachedTokens: 200, ReasoningTokens: 130, CostUSD: 0.75},
+		{Calls: 2, InputTokens: 50, OutputTokens: 5, CachedTokens: 50, UnpricedCalls: 1, UnpricedTokens: 55},
+	}
+	if len(byDay.Rows) != 2 || byDay.Rows[0].Key != "2026-06-30" || byDay.Rows[1].Key != "2026-07-01" {
+		t.Fatalf("by day: %+v", byDay.Rows)
+	}
+	for i, w := range want {
+		if !sameFigures(byDay.Rows[i].UsageFigures, w) {
+			t.Errorf("%s: %+v, want %+v", byDay.Rows[i].Key, byDay.Rows[i].UsageFigures, w)
+		}
+	}
+	byModel, err := s.Usage(ctx, db.UsageQuery{From: from, To: to, GroupBy: db.UsageByModel})
+	must(t, err)
+	for _, r := range byModel.Rows {
+		if r.UnpricedCalls > 0 && r.Key != "xai/llama" {
+			t.Errorf("%s is listed without a price: %+v", r.Key, r)
+		}
+	}
+	mine, err := s.Usage(ctx, db.UsageQuery{From: from, To: to, GroupBy: db.UsageByUser, UserID: 1})
+	must(t, err)
+	if len(mine.Rows) != 1 || mine.Rows[0].Key != "ada" || mine.Total.Calls != 5 || math.Abs(mine.Total.CostUSD-0.75) > 1e-9 {
+		t.Errorf("ada's usage: %+v", mine)
+	}
+	byArena, err := s.Usage(ctx, db.UsageQuery{From: from, To: to, GroupBy: db.UsageByArena})
+	must(t, err)
+	arenaRows := map[string]db.UsageFigures{}
+	for _, r := range byArena.Rows {
+		arenaRows[r.Key] = r.UsageFigures
+	}
+	if len(arenaRows) != 2 || arenaRows["#4 duel"].Calls != 1 || arenaRows["#4 duel"].OutputTokens != 50 || arenaRows["none"].Calls != 4 {
+		t.Errorf("by arena: %+v", byArena.Rows)
+	}
+	after := runRows(t, rawDB(t, path))
+	for id, b := range before {
+		if after[id] != b {
+			t.Errorf("run %d was rewritten by the migration:\nbefore %.200s\n after %.200s", id, b, after[id])
+		}
+	}
+	var touched int
+	must(t, rawDB(t, path).QueryRow(`SELECT count(*) FROM runs WHERE input_tokens + output_tokens + cached_tokens + reasoning_tokens + priced <> 0`).Scan(&touched))
+	if touched != 0 {
+		t.Errorf("the migration wrote the token columns of %d old runs", touched)
+	}
+}
+
+// runRows lists each run's columns as they were before the usage
+// migration, as one text per run.
+func runRows(t *testing.T, d *sql.DB) map[int64]string {
+	t.Helper()
+	rows, err := d.Query(`SELECT id, user_id, provider, model, status, created_at, finished_at, cost_usd, length(result), result FROM runs`)
+	must(t, err)
+	defer rows.Close()
+	out := map[int64]string{}
+	for rows.Next() {
+		var id int64
+		var rest [9]any
+		ptrs := []any{&id}
+		for i := range rest {
+			ptrs = append(ptrs, &rest[i])
+		}
+		must(t, rows.Scan(ptrs...))
+		out[id] = fmt.Sprint(rest)
+	}
+	must(t, rows.Err())
+	return out
+}
+
+// A run ends once: a second ending written for it (a retry, a late
+// write) changes neither the run nor what it counted.
+func TestUsageSecondEndingChangesNothing(t *testing.T) {
+	ctx := context.Background()
+	s, _ := openStore(t)
+	u, err := s.CreateUser(ctx, db.SignUp{Username: "ada", PasswordHash: "x", Open: true})
+	must(t, err)
+	at := time.Date(2026, 11, 3, 12, 0, 0, 0, time.UTC)
+	id, err := s.CreateRun(ctx, db.Run{UserID: u.ID, Provider: "xai", Endpoint: "chat", Model: "grok-3", Spec: "{}", CreatedAt: at})
+	must(t, err)
+	first := `{"choices":[{"content":"the answer"}],"usage":{"prompt_tokens":10,"completion_tokens":4},"metrics":{"cost_usd":0.5},"price":{"input":1,"output":1,"cached_input":1,"reasoning":1}}`
+	must(t, s.FinishRun(ctx, id, db.RunDone, "", first, nil, at))
+	second := `{"choices":[{"content":"another"}],"usage":{"prompt_tokens":99,"completion_tokens":99},"metrics":{"cost_usd":9}}`
+	must(t, s.FinishRun(ctx, id, db.RunError, "", second, nil, at.Add(48*time.Hour)))
+
+	r, err := s.Run(ctx, u.ID, id)
+	must(t, err)
+	if r.Status != db.RunDone || r.Result != first || !r.FinishedAt.Equal(at) {
+		t.Errorf("after a second ending: status %s, finished %v, result %s", r.Status, r.FinishedAt.UTC(), r.Result)
+	}
+	rep, err := s.Usage(ctx, db.UsageQuery{From: at, To: at.Add(48 * time.Hour), GroupBy: db.UsageByDay})
+	must(t, err)
+	want := db.UsageFigures{Calls: 1, InputTokens: 10, OutputTokens: 4, CostUSD: 0.5}
+	if len(rep.Rows) != 1 || !sameFigures(rep.Total, want) {
+		t.Errorf("usage after a second ending: %+v, want %+v", rep, want)
 	}
 }

@@ -144,22 +144,40 @@ func usageChart(from, to time.Time, days []db.DayModelCost) views.UsageChart {
 	slots := int(to.UTC().Truncate(24*time.Hour).Sub(first)/(24*time.Hour)) + 1
 	slot := float64(width-left) / float64(slots)
 	plot := float64(height - bottom - top)
-	stacked := map[string]float64{}
 	f := func(x float64) string { return strconv.FormatFloat(x, 'f', 2, 64) }
-	for _, d := range days {
-		if d.CostUSD <= 0 {
-			continue
+	// A bar takes most of its day's slot, but no more than 40 units when
+	// there are only a few days.
+	w := min(max(slot*0.8, 0.5), 40)
+	// Each day's bar is a rect per coloured model and one for the other
+	// models together, on top: a year of many models stays a page of a
+	// few thousand rects at most.
+	for start := 0; start < len(days); {
+		end := start
+		for end < len(days) && days[end].Day.Equal(days[start].Day) {
+			end++
 		}
-		day := d.Day.Format(dateLayout)
-		i := int(d.Day.Sub(first) / (24 * time.Hour))
-		h := d.CostUSD / peak * plot
-		y := float64(height-bottom) - stacked[day] - h
-		stacked[day] += h
-		// A bar takes most of its day's slot, but no more than 40 units
-		// when there are only a few days.
-		w := min(max(slot*0.8, 0.5), 40)
-		ch.Bars = append(ch.Bars, views.ChartBar{X: f(left + float64(i)*slot + (slot-w)/2), Y: f(y), W: f(w), H: f(h),
-			Fill: colour[d.Provider+"/"+d.Model], Title: day + " · " + d.Provider + "/" + d.Model + " · " + usd(d.CostUSD)})
+		day := days[start].Day.Format(dateLayout)
+		x := f(left + float64(int(days[start].Day.Sub(first)/(24*time.Hour)))*slot + (slot-w)/2)
+		stacked, other := 0.0, 0.0
+		bar := func(cost float64, fill, name string) {
+			h := cost / peak * plot
+			stacked += h
+			ch.Bars = append(ch.Bars, views.ChartBar{X: x, Y: f(float64(height-bottom) - stacked), W: f(w), H: f(h),
+				Fill: fill, Title: day + " · " + name + " · " + usd(cost)})
+		}
+		for _, d := range days[start:end] {
+			switch name := d.Provider + "/" + d.Model; {
+			case d.CostUSD <= 0:
+			case colour[name] == chartOther:
+				other += d.CostUSD
+			default:
+				bar(d.CostUSD, colour[name], name)
+			}
+		}
+		if other > 0 {
+			bar(other, chartOther, "other models")
+		}
+		start = end
 	}
 	ch.Labels = []views.ChartLabel{
 		{X: f(left - 4), Y: f(top + 4), Text: usd(peak), Anchor: "end"},

@@ -4,6 +4,9 @@ import (
 	"bytes"
 	"encoding/json"
 
+	"knobs/db"
+	"knobs/llm"
+	"knobs/llm/sim"
 	"knobs/web/sse"
 )
 
@@ -48,9 +51,15 @@ func (run *Run) emitEnding(status string, r Result) {
 // ResultFromFrames rebuilds a run's result from the frames it streamed,
 // for a run that stopped with its process before it stored its result:
 // each choice's text, reasoning, tool calls and logprobs, and the last
-// metrics it sent. Frames that do not parse are skipped.
-func ResultFromFrames(frames []byte) string {
+// metrics it sent. Frames that do not parse are skipped. The provider
+// sends its usage last, so the run's is estimated as a stopped run's is
+// (estimateUsage): the prompt of the request it sent, a token per output
+// frame, and costed at the price it started with.
+func ResultFromFrames(stopped db.StoppedRun) string {
+	frames := stopped.Frames
 	var r Result
+	var chunks, reasoning int
+	var sent llm.RawRequest // the request as sent, from its frame
 	texts := map[int]*choiceText{}
 	text := func(i int) *choiceText {
 		if texts[i] == nil {
@@ -68,6 +77,15 @@ func ResultFromFrames(frames []byte) string {
 		}
 		event, data := sse.FrameParts(f)
 		switch string(event) {
+		case "delta", "reasoning", "tool_call":
+			chunks++
+			if string(event) == "reasoning" {
+				reasoning++
+			}
+		}
+		switch string(event) {
+		case "request":
+			_ = json.Unmarshal(data, &sent) // without it the prompt is read from the spec
 		case "delta", "reasoning":
 			var d textData
 			if json.Unmarshal(data, &d) != nil || d.Choice < 0 || d.Choice > maxReplayChoice {
@@ -103,6 +121,21 @@ func ResultFromFrames(frames []byte) string {
 	for i, t := range texts {
 		ch := r.choice(i)
 		ch.Content, ch.Reasoning = t.content.String(), t.reasoning.String()
+	}
+	if p := stopped.Price; p != nil {
+		r.Price = &Price{Input: p.Input, Output: p.Output, CachedInput: p.CachedInput, Reasoning: p.Reasoning}
+	}
+	if chunks > 0 {
+		body := []byte(sent.Body)
+		if len(body) == 0 {
+			var spec llm.RunSpec
+			_ = json.Unmarshal([]byte(stopped.Spec), &spec) // a spec that does not parse has no prompt to count
+			body = spec.Body
+		}
+		prompt, _ := sim.PromptTokens(llm.Endpoint(stopped.Endpoint), body)
+		r.Usage = estimatedUsage(prompt, chunks, reasoning)
+		r.Metrics.Tokens = r.Usage.OutputTokens()
+		r.Metrics.CostUSD = cost(r.Usage, r.Price)
 	}
 	b, err := json.Marshal(r)
 	if err != nil {

@@ -41,6 +41,7 @@ type Run struct {
 	firstToken time.Time
 	lastToken  time.Time
 	chunks     int
+	reasoning  int   // the chunks of chunks that were reasoning
 	output     int64 // text, reasoning and tool-call bytes so far, for the cap
 	status     string
 	settled    bool          // the ending's cause is read: a stop changes nothing now
@@ -324,6 +325,9 @@ func (run *Run) apply(ev llm.Event, now time.Time, limit int64) bool {
 		}
 		run.lastToken = now
 		run.chunks++
+		if ev.Kind == llm.EventReasoning {
+			run.reasoning++
+		}
 	}
 	switch ev.Kind {
 	case llm.EventDelta:
@@ -362,13 +366,22 @@ func (run *Run) apply(ev llm.Event, now time.Time, limit int64) bool {
 // before the provider's last chunk, which carries it) Knobs' own counts,
 // so that what the provider bills is not counted as free: the prompt's
 // tokens as Knobs estimates any model's, and a token per output chunk, as
-// providers stream them. The caller holds run.mu.
+// providers stream them, the reasoning chunks counted apart as reasoning
+// tokens too (within the completion, as most providers report them), so
+// that they are priced as reasoning. The caller holds run.mu.
 func (run *Run) estimateUsage(endpoint llm.Endpoint, body []byte) {
 	if run.result.Usage != nil || run.chunks == 0 {
 		return
 	}
 	prompt, _ := sim.PromptTokens(endpoint, body)
-	run.result.Usage = &llm.Usage{PromptTokens: prompt, CompletionTokens: run.chunks, TotalTokens: prompt + run.chunks, Estimated: true}
+	run.result.Usage = estimatedUsage(prompt, run.chunks, run.reasoning)
+}
+
+// estimatedUsage is Knobs' count of a call the provider sent no usage
+// for: prompt tokens, and a token per output chunk, reasoning ones
+// among them.
+func estimatedUsage(prompt, chunks, reasoning int) *llm.Usage {
+	return &llm.Usage{PromptTokens: prompt, CompletionTokens: chunks, ReasoningTokens: reasoning, TotalTokens: prompt + chunks, Estimated: true}
 }
 
 // metrics computes the live or final metrics; the caller holds run.mu.

@@ -305,6 +305,10 @@ func (sl *Slots) start(id int64, row *db.Run, s Streamer, spec llm.RunSpec, mode
 	r.mu.Unlock()
 	r.opts.Metrics.RunStarted(run.provider, run.modelName, knownModel(model))
 	if row != nil {
+		if p := run.result.Price; p != nil && row.Price == nil {
+			// Kept with the row, for a run a restart cuts (db.InterruptRuns).
+			row.Price = &db.RunPrice{Input: p.Input, Output: p.Output, CachedInput: p.CachedInput, Reasoning: p.Reasoning}
+		}
 		run.row, run.created = row, make(chan struct{})
 		r.writer.push(writeOp{w: db.RunWrite{RunID: id, Create: row}, then: run.setRowWritten})
 	}
