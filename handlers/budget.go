@@ -181,10 +181,7 @@ func (b *budgetHold) release() {
 // counts it (exact for the simulator); the output is the request's
 // max tokens, else the model's, else defaultOutputGuess.
 func runCost(p preparedRun) (usd float64, tokens int64) {
-	in, ok := sim.PromptTokens(p.spec.Endpoint, p.spec.Body)
-	if !ok {
-		in = sim.CountTokens(string(p.spec.Body))
-	}
+	in := sim.EstimatePromptTokens(p.spec.Endpoint, p.spec.Body)
 	limit, n := outputLimit(p.spec.Body)
 	if limit <= 0 {
 		limit = p.model.MaxOutput

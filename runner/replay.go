@@ -132,7 +132,7 @@ func ResultFromFrames(stopped db.StoppedRun) string {
 			_ = json.Unmarshal([]byte(stopped.Spec), &spec) // a spec that does not parse has no prompt to count
 			body = spec.Body
 		}
-		prompt, _ := sim.PromptTokens(llm.Endpoint(stopped.Endpoint), body)
+		prompt := sim.EstimatePromptTokens(llm.Endpoint(stopped.Endpoint), body)
 		r.Usage = estimatedUsage(prompt, chunks, reasoning)
 		r.Metrics.Tokens = r.Usage.OutputTokens()
 		r.Metrics.CostUSD = cost(r.Usage, r.Price)

@@ -373,7 +373,7 @@ func (run *Run) estimateUsage(endpoint llm.Endpoint, body []byte) {
 	if run.result.Usage != nil || run.chunks == 0 {
 		return
 	}
-	prompt, _ := sim.PromptTokens(endpoint, body)
+	prompt := sim.EstimatePromptTokens(endpoint, body)
 	run.result.Usage = estimatedUsage(prompt, run.chunks, run.reasoning)
 }
 

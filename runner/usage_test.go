@@ -166,3 +166,33 @@ func TestARunCutByARestartIsCountedAtItsPrice(t *testing.T) {
 		t.Errorf("usage after the restart: %+v, want one priced call of $%g on 2026-06-01", rep, res.Metrics.CostUSD)
 	}
 }
+
+// A run of a hosted model (one the simulator does not serve) stopped
+// before the provider's usage still counts its prompt: the provider
+// bills it whatever model it is.
+func TestAStoppedHostedRunCountsItsPrompt(t *testing.T) {
+	const body = `{"model":"llama3.1-8b","messages":[{"role":"user","content":"Why are there two tides a day? Explain the moon's pull and the sun's."}]}`
+	if _, ok := sim.PromptTokens(llm.EndpointChat, []byte(body)); ok {
+		t.Fatal("the simulator reads this body: the test needs one it does not")
+	}
+	f := newFixture(t, runner.Options{})
+	id, err := f.store.CreateRun(t.Context(), db.Run{UserID: f.user, Provider: "sim", Endpoint: "chat", Model: "llama3.1-8b", Spec: "{}", CreatedAt: time.Now()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	run, err := f.r.Start(id, f.user, thinkingUpstream(t), chatSpec(body), llm.Model{ID: "llama3.1-8b", PromptPrice: 1, CompletionPrice: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	leave := run.Subscribe()
+	defer leave()
+	waitFrame(t, run, "delta")
+	if !f.r.Cancel(run.ID, f.user) {
+		t.Fatal("Cancel found no live run")
+	}
+	_, res := f.waitStored(t, run.ID)
+	want := sim.EstimatePromptTokens(llm.EndpointChat, []byte(body))
+	if u := res.Usage; u == nil || !u.Estimated || u.PromptTokens != want || want < 10 {
+		t.Fatalf("usage %+v, want an estimate with the prompt's %d tokens", u, want)
+	}
+}

@@ -194,3 +194,16 @@ func PromptTokens(endpoint llm.Endpoint, body []byte) (n int, ok bool) {
 	}
 	return j.promptTokens, true
 }
+
+// EstimatePromptTokens is Knobs' estimate of the prompt tokens a request
+// body to endpoint costs on any provider: what the simulator would report
+// when it can read the body, else a count of the body's own tokens (a
+// model the simulator does not serve, a field it does not know). Budgets'
+// holds and the usage of runs that ended before the provider's usage
+// count prompts with it, so that the same body is counted the same.
+func EstimatePromptTokens(endpoint llm.Endpoint, body []byte) int {
+	if n, ok := PromptTokens(endpoint, body); ok {
+		return n
+	}
+	return CountTokens(string(body))
+}
