@@ -134,6 +134,9 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 		return err
 	}
 	defer store.Close()
+	if err := checkFirstAccount(ctx, cfg, store); err != nil {
+		return err
+	}
 	if cfg.Litestream {
 		if err := store.LeaveCheckpointsToLitestream(ctx); err != nil {
 			return err
@@ -301,4 +304,23 @@ func newSecret() string {
 	b := make([]byte, 32)
 	rand.Read(b)
 	return base64.RawURLEncoding.EncodeToString(b)
+}
+
+// checkFirstAccount refuses to start a Knobs with no account yet that no
+// one could ever sign in to: password sign-in off, and no single sign-on
+// policy (allowed domains, admin group) to make the first account, the
+// admin, by; invites need an admin to exist. Once there are accounts,
+// invites alone are a valid way in.
+func checkFirstAccount(ctx context.Context, cfg config.Config, store *db.Store) error {
+	if cfg.PasswordLogin || cfg.OIDC.AllowedDomains != "" || cfg.OIDC.AdminGroup != "" {
+		return nil
+	}
+	n, err := store.CountUsers(ctx)
+	if err != nil {
+		return err
+	}
+	if n == 0 {
+		return errors.New("config: this Knobs has no account yet and KNOBS_PASSWORD_LOGIN=false: set KNOBS_OIDC_ALLOWED_DOMAINS or KNOBS_OIDC_ADMIN_GROUP so that single sign-on can make the first account, the admin")
+	}
+	return nil
 }

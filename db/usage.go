@@ -148,7 +148,10 @@ func addUsage(ctx context.Context, tx *sql.Tx, k usageKey, failed bool, c runCos
 	if failed {
 		errs = 1
 	}
-	if !c.priced {
+	// A call without a price counts as unpriced only when it used tokens:
+	// one that failed before any costs nothing whatever its price, and
+	// the migration's backfill counts old runs by the same rule.
+	if !c.priced && c.input+c.output > 0 {
 		unpricedCalls, unpricedTokens = 1, c.input+c.output
 	}
 	figures := []any{errs, c.input, c.output, c.cached, c.reasoning, c.costUSD, unpricedCalls, unpricedTokens}
