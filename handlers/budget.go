@@ -161,8 +161,11 @@ func (b *budgetHold) start(i int, run *runner.Run) {
 	}
 	b.started[i] = true
 	r := b.runs[i]
-	go func() { // ends with the run: Kept is closed however it ends
-		<-run.Kept()
+	go func() { // ends with the run: Settled is closed however it ends
+		// Settled, not Kept: an ending a full disk refused is retried
+		// in the background, and until it is stored its cost is in no
+		// roll-up, so the hold stays in its place.
+		<-run.Settled()
 		b.g.drop(r)
 	}()
 }

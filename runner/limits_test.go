@@ -212,7 +212,24 @@ func TestAFailedFinalSaveIsNotCalledDoneAndIsRetried(t *testing.T) {
 			t.Fatalf("the runner tried to store the run %d times in 10s", fs.finishTries.Load())
 		}
 	}
+	// Kept is over (the retry took over), but the ending is not stored:
+	// Settled, which budgets' holds wait for, stays open until it is.
+	select {
+	case <-run.Kept():
+	case <-time.After(10 * time.Second):
+		t.Fatal("Kept not closed while the retry goes on")
+	}
+	select {
+	case <-run.Settled():
+		t.Fatal("Settled closed while the ending is not stored")
+	default:
+	}
 	fs.failFinish.Store(false)
+	select {
+	case <-run.Settled():
+	case <-time.After(10 * time.Second):
+		t.Fatal("Settled not closed once the retry stored the run")
+	}
 	r, res := f.waitStored(t, run.ID)
 	if r.Status != db.RunDone || res.Metrics.Tokens != 30 {
 		t.Errorf("after the retry: %s with %d tokens, want done with 30", r.Status, res.Metrics.Tokens)

@@ -29,6 +29,7 @@ type Run struct {
 	changed    chan struct{} // closed and replaced when frames grow, once handed out
 	ended      chan struct{} // closed when the ending is published; see Ending
 	kept       chan struct{} // closed when all of the run is stored; see Kept
+	storedEnd  chan struct{} // closed when its ending is stored, retries included; see Settled
 	watched    bool          // changed was handed out by Frames
 	finished   bool
 	listeners  int
@@ -636,6 +637,18 @@ func (run *Run) Kept() <-chan struct{} {
 		return closedChan
 	}
 	return run.kept
+}
+
+// Settled returns a channel closed once the run's ending is stored or
+// will never be by this process: as Kept, but for an ending a full disk
+// refused, only when the retry in the background stored it (or Knobs
+// stopped). Until then the run's cost is in no table, so what holds a
+// place for it (a budget) waits for this rather than for Kept.
+func (run *Run) Settled() <-chan struct{} {
+	if run.storedEnd == nil {
+		return closedChan
+	}
+	return run.storedEnd
 }
 
 // closeStream adds the last frames, if any, and ends the stream: every

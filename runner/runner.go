@@ -274,6 +274,7 @@ func (sl *Slots) start(id int64, row *db.Run, s Streamer, spec llm.RunSpec, mode
 		changed:   make(chan struct{}),
 		ended:     make(chan struct{}),
 		kept:      make(chan struct{}),
+		storedEnd: make(chan struct{}),
 		full:      make(chan struct{}, 1),
 		started:   time.Now(),
 		model:     model,
@@ -323,6 +324,7 @@ func (sl *Slots) start(id int64, row *db.Run, s Streamer, spec llm.RunSpec, mode
 			// Kept in memory meanwhile, so that listeners still find it.
 			r.storeLater(run, save)
 		}
+		close(run.storedEnd)
 		time.AfterFunc(r.opts.Linger, func() { r.forget(run) })
 	}()
 	return run, nil
