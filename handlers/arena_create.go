@@ -46,14 +46,7 @@ func (h *Handler) CreateArena(c *fiber.Ctx) error {
 
 // arenaFormOf reads the new arena form as posted.
 func arenaFormOf(c *fiber.Ctx) views.ArenaForm {
-	args := c.Request().PostArgs()
-	multi := func(name string) []string {
-		var out []string
-		for _, b := range args.PeekMulti(name) {
-			out = append(out, string(b))
-		}
-		return out
-	}
+	multi := func(name string) []string { return formValues(c, name) }
 	f := views.ArenaForm{Name: c.FormValue("name"), Source: c.FormValue("source"), Dataset: c.FormValue("dataset"),
 		DatasetVersion: c.FormValue("dataset_version"), List: c.FormValue("list"), Audience: c.FormValue("audience"),
 		Mode: c.FormValue("mode"), BudgetUSD: c.FormValue("budget_usd"), BudgetCalls: c.FormValue("budget_calls"),

@@ -1,7 +1,6 @@
 package handlers
 
 import (
-	"strconv"
 
 	"github.com/gofiber/fiber/v2"
 
@@ -26,19 +25,9 @@ func (h *Handler) ShowNewArenaPage(c *fiber.Ctx) error {
 func (h *Handler) renderNewArena(c *fiber.Ctx, status int, f views.ArenaForm, errs field.Errors) error {
 	u, _ := CurrentUser(c)
 	v := views.NewArenaView{Page: h.page(c, "New arena", "arenas"), Form: f, Errors: errs}
-	datasets, err := h.store.Datasets(ctx(c), u.ID)
-	if err != nil {
+	var err error
+	if v.Datasets, v.Presets, err = h.sourceChoices(ctx(c), u.ID); err != nil {
 		return err
-	}
-	for _, d := range datasets {
-		v.Datasets = append(v.Datasets, views.DatasetChoice{ID: d.ID, Name: d.Name, Version: d.Version, Rows: d.Rows})
-	}
-	presets, err := h.store.PresetNames(ctx(c), u.ID)
-	if err != nil {
-		return err
-	}
-	for _, p := range presets {
-		v.Presets = append(v.Presets, views.KeyValue{Key: strconv.FormatInt(p.ID, 10), Value: p.Name})
 	}
 	return Render(c, status, views.NewArenaPage(v))
 }

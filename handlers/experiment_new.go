@@ -1,6 +1,7 @@
 package handlers
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"regexp"
@@ -43,33 +44,47 @@ func (h *Handler) ShowNewExperimentPage(c *fiber.Ctx) error {
 func (h *Handler) renderNewExperiment(c *fiber.Ctx, status int, f views.ExperimentForm, errs field.Errors, est *views.ExperimentEstimate) error {
 	u, _ := CurrentUser(c)
 	v := views.NewExperimentView{Page: h.page(c, "New experiment", "experiments"), Form: f, Graders: graderHelp, Errors: errs, Estimate: est}
-	datasets, err := h.store.Datasets(ctx(c), u.ID)
-	if err != nil {
+	var err error
+	if v.Datasets, v.Presets, err = h.sourceChoices(ctx(c), u.ID); err != nil {
 		return err
-	}
-	for _, d := range datasets {
-		v.Datasets = append(v.Datasets, views.DatasetChoice{ID: d.ID, Name: d.Name, Version: d.Version, Rows: d.Rows})
-	}
-	presets, err := h.store.PresetNames(ctx(c), u.ID)
-	if err != nil {
-		return err
-	}
-	for _, p := range presets {
-		v.Presets = append(v.Presets, views.KeyValue{Key: strconv.FormatInt(p.ID, 10), Value: p.Name})
 	}
 	return Render(c, status, views.NewExperimentPage(v))
 }
 
+// sourceChoices lists what the new experiment and arena forms offer
+// user to draw from: their datasets and the presets they may run.
+func (h *Handler) sourceChoices(ctx context.Context, user int64) ([]views.DatasetChoice, []views.KeyValue, error) {
+	datasets, err := h.store.Datasets(ctx, user)
+	if err != nil {
+		return nil, nil, err
+	}
+	var ds []views.DatasetChoice
+	for _, d := range datasets {
+		ds = append(ds, views.DatasetChoice{ID: d.ID, Name: d.Name, Version: d.Version, Rows: d.Rows})
+	}
+	presets, err := h.store.PresetNames(ctx, user)
+	if err != nil {
+		return nil, nil, err
+	}
+	var ps []views.KeyValue
+	for _, p := range presets {
+		ps = append(ps, views.KeyValue{Key: strconv.FormatInt(p.ID, 10), Value: p.Name})
+	}
+	return ds, ps, nil
+}
+
+// formValues is every value posted under name, in order.
+func formValues(c *fiber.Ctx, name string) []string {
+	var out []string
+	for _, b := range c.Request().PostArgs().PeekMulti(name) {
+		out = append(out, string(b))
+	}
+	return out
+}
+
 // experimentFormOf reads the new experiment form as posted.
 func experimentFormOf(c *fiber.Ctx) views.ExperimentForm {
-	args := c.Request().PostArgs()
-	multi := func(name string) []string {
-		var out []string
-		for _, b := range args.PeekMulti(name) {
-			out = append(out, string(b))
-		}
-		return out
-	}
+	multi := func(name string) []string { return formValues(c, name) }
 	f := views.ExperimentForm{Name: c.FormValue("name"), Dataset: c.FormValue("dataset"), DatasetVersion: c.FormValue("dataset_version"),
 		Repeats: c.FormValue("repeats"), Concurrency: c.FormValue("concurrency"), Visibility: c.FormValue("visibility"),
 		Graders: multi("grader")}
