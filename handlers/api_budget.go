@@ -3,6 +3,7 @@ package handlers
 import (
 	"cmp"
 	"context"
+	"fmt"
 	"maps"
 	"math"
 	"slices"
@@ -181,6 +182,16 @@ func (h *Handler) checkBudgets(ctx context.Context, in BudgetCaps) (db.Budgets, 
 	for _, u := range users {
 		known[u.ID] = true
 	}
+	// A body names each user or provider once at most: more entries than
+	// there are is refused whole, before a message per unknown one.
+	if len(in.Users) > len(users) {
+		fe.Add("users", fmt.Sprintf("This Knobs has %d users: give a cap for at most each of them once.", len(users)))
+		in.Users = nil
+	}
+	if len(in.Exempt) > len(users) {
+		fe.Add("exempt", fmt.Sprintf("This Knobs has %d users: name each one to exempt at most once.", len(users)))
+		in.Exempt = nil
+	}
 	for key, usd := range in.Users {
 		name := "users." + key
 		id, err := strconv.ParseInt(key, 10, 64)
@@ -195,6 +206,10 @@ func (h *Handler) checkBudgets(ctx context.Context, in BudgetCaps) (db.Budgets, 
 	providers, err := h.providerList(ctx)
 	if err != nil {
 		return db.Budgets{}, nil, err
+	}
+	if len(in.Providers) > len(providers) {
+		fe.Add("providers", fmt.Sprintf("This Knobs has %d providers: give a cap for at most each of them once.", len(providers)))
+		in.Providers = nil
 	}
 	for name, usd := range in.Providers {
 		if _, ok := providerByID(providers, name); !ok {

@@ -701,3 +701,27 @@ func TestBudgetTokenCapLeavesAnAdminsFreeModel(t *testing.T) {
 		t.Errorf("a run of a free model cost %v", cost)
 	}
 }
+
+// A body naming more users, providers or exemptions than this Knobs has
+// is refused with one message each, not one per entry, and changes
+// nothing.
+func TestBudgetCapsForMoreThanThereAreAreRefusedWhole(t *testing.T) {
+	t.Parallel()
+	b := newBudgetTeam(t)
+	users, providers := map[string]any{}, map[string]any{}
+	var exempt []int64
+	for i := range 5000 {
+		users[strconv.Itoa(100000+i)] = 1
+		providers["p"+strconv.Itoa(i)] = 1
+		exempt = append(exempt, int64(100000+i))
+	}
+	before := b.srv.apiCall(t, "GET", "/api/v1/budgets", b.adminTok, nil)
+	a := b.srv.apiCall(t, "PUT", "/api/v1/budgets", b.adminTok, map[string]any{"users": users, "providers": providers, "exempt": exempt})
+	wantAPIError(t, "caps for 5,000 unknown users and providers", a, http.StatusUnprocessableEntity, "users", "providers", "exempt")
+	if len(a.body) > 4096 {
+		t.Errorf("the refusal is %d bytes: a message per entry", len(a.body))
+	}
+	if after := b.srv.apiCall(t, "GET", "/api/v1/budgets", b.adminTok, nil); after.body != before.body {
+		t.Errorf("refused caps changed something:\n%s\n%s", before.body, after.body)
+	}
+}
