@@ -144,6 +144,10 @@ type pairSide struct {
 	read int             // the run's frames read
 	raw  strings.Builder // its text so far, as written
 	sent string          // its text as shown, masked
+	// ended is whether the run had finished at the last read: a read
+	// with no new frames and no end changes nothing, so the whole
+	// answer is not masked again on every tick.
+	ended bool
 }
 
 // pairFeed is a speed demo's stream: the events of one pair as it is
@@ -244,7 +248,11 @@ func (f *pairFeed) read() {
 			continue
 		}
 		frames, finished, _ := s.run.Frames(s.read)
+		if len(frames) == 0 && finished == s.ended {
+			continue
+		}
 		s.read += len(frames)
+		s.ended = finished
 		for _, fr := range frames {
 			event, data := sse.FrameParts(fr)
 			if string(event) != "delta" {
