@@ -533,3 +533,58 @@ func (s *Store) SpentSince(ctx context.Context, from time.Time, userID int64, pr
 	}
 	return usd, unpricedTokens, nil
 }
+
+// MonthSpend is what was spent from a UTC day on, in the shapes the
+// budgets' pages and API show: the team's dollars and unpriced tokens,
+// and dollars by user and by provider. Two grouped reads, however many
+// users and providers there are.
+type MonthSpend struct {
+	TeamUSD    float64
+	TeamTokens int64
+	ByUser     map[int64]float64
+	ByProvider map[string]float64
+}
+
+// SpendByScope is MonthSpend from from's UTC day on; the figures equal
+// SpentSince's for each scope.
+func (s *Store) SpendByScope(ctx context.Context, from time.Time) (MonthSpend, error) {
+	out := MonthSpend{ByUser: map[int64]float64{}, ByProvider: map[string]float64{}}
+	day := unixDay(from)
+	rows, err := s.r.QueryContext(ctx, `SELECT user_id, sum(cost_usd) FROM usage_daily_user WHERE day >= ? GROUP BY user_id`, day)
+	if err != nil {
+		return out, fmt.Errorf("db: unable to read spend by user: %w", err)
+	}
+	for rows.Next() {
+		var id int64
+		var usd float64
+		if err := rows.Scan(&id, &usd); err != nil {
+			rows.Close()
+			return out, fmt.Errorf("db: unable to read spend by user: %w", err)
+		}
+		out.ByUser[id] = usd
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return out, fmt.Errorf("db: unable to read spend by user: %w", err)
+	}
+	rows, err = s.r.QueryContext(ctx, `SELECT provider, sum(cost_usd), sum(unpriced_tokens) FROM usage_daily_team WHERE day >= ? GROUP BY provider`, day)
+	if err != nil {
+		return out, fmt.Errorf("db: unable to read spend by provider: %w", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var p string
+		var usd float64
+		var tokens int64
+		if err := rows.Scan(&p, &usd, &tokens); err != nil {
+			return out, fmt.Errorf("db: unable to read spend by provider: %w", err)
+		}
+		out.ByProvider[p] = usd
+		out.TeamUSD += usd
+		out.TeamTokens += tokens
+	}
+	if err := rows.Err(); err != nil {
+		return out, fmt.Errorf("db: unable to read spend by provider: %w", err)
+	}
+	return out, nil
+}

@@ -280,6 +280,26 @@ func TestUsageRollUpsEqualRecomputation(t *testing.T) {
 			t.Errorf("SpentSince(%d, %q): $%g and %d unpriced tokens, want $%g and %d", who.user, who.provider, usd, tokens, wantUSD, wantTokens)
 		}
 	}
+
+	// SpendByScope, which the budgets' page and API read, gives each
+	// scope's figure in two reads: the same as SpentSince's.
+	all, err := s.SpendByScope(ctx, since)
+	if err != nil {
+		t.Fatal(err)
+	}
+	teamUSD, teamTokens, _ := s.SpentSince(ctx, since, 0, "")
+	if math.Abs(all.TeamUSD-teamUSD) > 1e-9 || all.TeamTokens != teamTokens {
+		t.Errorf("SpendByScope's team: $%g and %d tokens, SpentSince's $%g and %d", all.TeamUSD, all.TeamTokens, teamUSD, teamTokens)
+	}
+	for _, u := range users {
+		usd, _, _ := s.SpentSince(ctx, since, u, "")
+		if math.Abs(all.ByUser[u]-usd) > 1e-9 {
+			t.Errorf("SpendByScope's user %d: $%g, SpentSince's $%g", u, all.ByUser[u], usd)
+		}
+	}
+	if usd, _, _ := s.SpentSince(ctx, since, 0, "sim"); math.Abs(all.ByProvider["sim"]-usd) > 1e-9 || usd == 0 {
+		t.Errorf("SpendByScope's sim: $%g, SpentSince's $%g", all.ByProvider["sim"], usd)
+	}
 }
 
 // A member's query sees only their own calls.

@@ -91,41 +91,27 @@ func (h *Handler) budgetsAnswer(ctx context.Context, u db.User) (BudgetsAnswer, 
 		}
 		out.BudgetCaps = mine
 	}
-	spent := func(user int64, provider string) (float64, int64, error) {
-		return h.spend.SpentSince(ctx, from, user, provider)
+	spent, err := h.spend.SpendByScope(ctx, from)
+	if err != nil {
+		return BudgetsAnswer{}, err
 	}
 	if b.TeamUSD != nil {
-		usd, _, err := spent(0, "")
-		if err != nil {
-			return BudgetsAnswer{}, err
-		}
-		out.Spent = append(out.Spent, BudgetSpend{Scope: scopeTeam, LimitUSD: b.TeamUSD, SpentUSD: usd})
+		out.Spent = append(out.Spent, BudgetSpend{Scope: scopeTeam, LimitUSD: b.TeamUSD, SpentUSD: spent.TeamUSD})
 	}
 	for _, x := range users {
 		limit := b.UserCap(x.ID)
 		if limit == nil && !b.IsExempt(x.ID) && u.IsAdmin() {
 			continue
 		}
-		usd, _, err := spent(x.ID, "")
-		if err != nil {
-			return BudgetsAnswer{}, err
-		}
-		out.Spent = append(out.Spent, BudgetSpend{Scope: scopeUser, UserID: x.ID, Username: x.Username, LimitUSD: limit, SpentUSD: usd, Exempt: b.IsExempt(x.ID)})
+		out.Spent = append(out.Spent, BudgetSpend{Scope: scopeUser, UserID: x.ID, Username: x.Username, LimitUSD: limit,
+			SpentUSD: spent.ByUser[x.ID], Exempt: b.IsExempt(x.ID)})
 	}
 	for _, p := range slices.Sorted(maps.Keys(b.Providers)) {
-		usd, _, err := spent(0, p)
-		if err != nil {
-			return BudgetsAnswer{}, err
-		}
 		limit := b.Providers[p]
-		out.Spent = append(out.Spent, BudgetSpend{Scope: scopeProvider, Provider: p, LimitUSD: &limit, SpentUSD: usd})
+		out.Spent = append(out.Spent, BudgetSpend{Scope: scopeProvider, Provider: p, LimitUSD: &limit, SpentUSD: spent.ByProvider[p]})
 	}
 	if b.TokenCap != nil {
-		_, tokens, err := spent(0, "")
-		if err != nil {
-			return BudgetsAnswer{}, err
-		}
-		out.Spent = append(out.Spent, BudgetSpend{Scope: scopeTokens, LimitTokens: *b.TokenCap, SpentTokens: tokens})
+		out.Spent = append(out.Spent, BudgetSpend{Scope: scopeTokens, LimitTokens: *b.TokenCap, SpentTokens: spent.TeamTokens})
 	}
 	return out, nil
 }

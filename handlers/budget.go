@@ -21,6 +21,9 @@ import (
 // history does not lower: the provider's bill does not shrink either.
 type spendSource interface {
 	SpentSince(ctx context.Context, from time.Time, userID int64, provider string) (usd float64, unpricedTokens int64, err error)
+	// SpendByScope is every scope's figure at once, for the pages that
+	// list them all.
+	SpendByScope(ctx context.Context, from time.Time) (db.MonthSpend, error)
 }
 
 // Budget scopes: which cap a refusal or a figure is about.

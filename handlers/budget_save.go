@@ -121,8 +121,9 @@ func (h *Handler) budgetsView(ctx context.Context, users []db.User, form map[str
 		return views.BudgetsView{}, err
 	}
 	from, resets := monthOf(h.now())
-	spent := func(user int64, provider string) (float64, int64, error) {
-		return h.spend.SpentSince(ctx, from, user, provider)
+	spent, err := h.spend.SpendByScope(ctx, from)
+	if err != nil {
+		return views.BudgetsView{}, err
 	}
 	amount := func(v *float64) string {
 		if v == nil {
@@ -144,10 +145,7 @@ func (h *Handler) budgetsView(ctx context.Context, users []db.User, form map[str
 	if b.TokenCap != nil {
 		v.TokenCap = strconv.FormatInt(*b.TokenCap, 10)
 	}
-	teamUSD, tokens, err := spent(0, "")
-	if err != nil {
-		return views.BudgetsView{}, err
-	}
+	teamUSD, tokens := spent.TeamUSD, spent.TeamTokens
 	if b.TeamUSD != nil {
 		v.TeamSpent = dollars(teamUSD) + " (" + used(teamUSD, b.TeamUSD) + ")"
 	}
@@ -155,10 +153,7 @@ func (h *Handler) budgetsView(ctx context.Context, users []db.User, form map[str
 		v.TokensSpent = grouped(tokens) + " tokens"
 	}
 	for _, u := range users {
-		usd, _, err := spent(u.ID, "")
-		if err != nil {
-			return views.BudgetsView{}, err
-		}
+		usd := spent.ByUser[u.ID]
 		row := views.BudgetUserRow{ID: u.ID, Name: u.Username, Exempt: b.IsExempt(u.ID), Spent: dollars(usd)}
 		if own, ok := b.Users[u.ID]; ok {
 			row.Cap = amount(&own)
@@ -173,10 +168,7 @@ func (h *Handler) budgetsView(ctx context.Context, users []db.User, form map[str
 		return views.BudgetsView{}, err
 	}
 	for _, p := range providers {
-		usd, _, err := spent(0, p.ID)
-		if err != nil {
-			return views.BudgetsView{}, err
-		}
+		usd := spent.ByProvider[p.ID]
 		row := views.BudgetProviderRow{ID: p.ID, Name: p.Name, Spent: dollars(usd)}
 		if limit, ok := b.Providers[p.ID]; ok {
 			row.Cap = amount(&limit)
